@@ -1,0 +1,181 @@
+"""omnitensor: one PyTorch-style tensor API on every accelerator vendor's stack.
+
+``import omnitensor as ot`` imports no vendor library: the ``cpu`` (NumPy), ``opencl``
+(PyOpenCL), ``sycl`` (dpctl/dpnp) and ``cuda`` (CuPy) backends load when a tensor first
+lands on their device. The namespace follows torch names and semantics and is also an
+Array API standard (2024.12) namespace; where the two disagree, module functions follow the
+standard and ``dim=``/Tensor methods follow torch (see the README).
+"""
+from __future__ import annotations
+
+import math as _math
+from typing import Any as _Any
+
+__version__ = "0.1.0"
+__array_api_version__ = "2024.12"
+
+from . import core as _core  # noqa: F401  (binds Tensor methods)
+from .core.array_api_info import __array_namespace_info__, isdtype
+from .core.device import (Device, device, devices, get_default_device, set_default_device)
+from .core.dtypes import (DType, as_dtype, can_cast, finfo, get_default_dtype, iinfo,
+                          promote_types, result_type, set_default_dtype)
+from .core.dtypes import (bool_ as bool, complex64, complex128, float16, float32,  # noqa: A004
+                          float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+from .core.graph import is_grad_enabled
+from .core.tensor import Tensor
+from .errors import (BackendError, BackendUnavailableError, DeviceError, DeviceMismatchError,
+                     DTypeError, IndexOutOfRangeError, OmnitensorError, ShapeError,
+                     UnsupportedDTypeError)
+
+from .core.ops.creation import (arange, asarray, empty, empty_like, eye, from_dlpack,
+                                from_numpy, full, full_like, linspace, logspace, meshgrid, ones,
+                                ones_like, tensor, tril, tril_indices, triu, triu_indices, zeros,
+                                zeros_like)
+from .core.ops.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,  # noqa: A004
+                                   bitwise_and, bitwise_invert, bitwise_left_shift,
+                                   bitwise_or, bitwise_right_shift, bitwise_xor, ceil, clamp,
+                                   conj, copysign, cos, cosh, equal, erf, exp, expm1, floor,
+                                   floor_divide, greater, greater_equal, hypot, imag, isfinite,
+                                   isinf, isnan, less, less_equal, log, log1p, log2, log10,
+                                   logaddexp, logical_and, logical_not, logical_or,
+                                   logical_xor, maximum, minimum, multiply, negative,
+                                   nextafter, not_equal, positive, pow, real, reciprocal, relu,
+                                   remainder, rsqrt, sigmoid, sign, signbit, sin, sinh, sqrt,
+                                   square, subtract, tan, tanh, trunc)
+from .core.ops.elementwise import round as _round0
+from .core.ops.composite import (allclose, cross, deg2rad, diff, divide, fmod, frac,
+                                 heaviside, isclose, lerp, logit, rad2deg, sinc, trace, xlogy)
+from .core.ops.composite import equal as _tensors_equal
+from .core.ops.ternary import clip, where as _where3
+from .core.ops.reduction import (all, amax, amin, aminmax, any, argmax, argmin,  # noqa: A004
+                                 cumprod, cumsum, cumulative_prod, cumulative_sum, logsumexp,
+                                 max, mean, min, nanmean, nansum, norm, prod, std, std_mean,
+                                 sum, var, var_mean)
+from .core.ops.shape import (broadcast_arrays, broadcast_tensors, broadcast_to, cat, chunk,
+                             concat, concatenate, diag, diag_embed, diagonal, expand_dims,
+                             flatten, flip, fliplr, flipud, hstack, matrix_transpose, moveaxis,
+                             movedim, narrow, permute, permute_dims, repeat, repeat_interleave,
+                             reshape, roll, select, split, squeeze, stack, swapaxes, swapdims,
+                             t, tensor_split, tile, transpose, unbind, unflatten, unsqueeze,
+                             unstack, vstack)
+from .core.ops.indexing import (count_nonzero, gather, index_select, masked_fill,
+                                masked_select, scatter, scatter_add, take, take_along_axis,
+                                take_along_dim)
+from .core.ops.indexing import nonzero as _nonzero_tuple, nonzero_torch as _nonzero_torch
+from .core.ops.sorting import (argsort, bucketize, kthvalue, median, msort, quantile,
+                               searchsorted, sort, topk, unique, unique_all, unique_counts,
+                               unique_inverse, unique_values)
+from .core.ops.linalg_ops import (bmm, dot, einsum, ger, inner, matmul, mm, mv, outer,
+                                  tensordot, vdot, vecdot)
+from .core.ops.conversion import astype
+from .core.ops.random import (Generator, bernoulli, default_generator, get_rng_state,
+                              initial_seed, manual_seed, multinomial, normal, rand, rand_like,
+                              randint, randint_like, randn, randn_like, randperm, seed,
+                              set_rng_state)
+
+from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
+
+e = _math.e
+pi = _math.pi
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+
+# torch aliases
+neg = negative
+sub = subtract
+mul = multiply
+div = true_divide = divide
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+arctan2 = atan2
+absolute = abs
+bitwise_not = bitwise_invert
+eq, ne, lt, le, gt, ge = equal, not_equal, less, less_equal, greater, greater_equal
+greater_than, less_than = greater, less
+fmax, fmin = maximum, minimum
+power = pow
+float = float32  # noqa: A001  (torch.float)
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001  (torch.int)
+short = int16
+cfloat = complex64
+cdouble = complex128
+Size = tuple
+
+
+def round(x: Tensor, /, *, decimals: int = 0) -> Tensor:  # noqa: A001
+    """Round half to even (``decimals`` as torch)."""
+    from .core.ops.composite import round_decimals
+    return round_decimals(x, decimals) if decimals else _round0(x)
+
+
+def where(condition: Tensor, x1: _Any = None, x2: _Any = None, /) -> _Any:
+    """``x1`` where ``condition`` else ``x2``; with one argument, ``nonzero(condition,
+    as_tuple=True)`` (torch/NumPy)."""
+    if x1 is None and x2 is None:
+        return _nonzero_tuple(condition)
+    return _where3(condition, x1, x2)
+
+
+def nonzero(x: Tensor, /, *, as_tuple: _Any = None) -> _Any:
+    """Array API: a tuple of index tensors. ``as_tuple=False`` gives torch's (N, ndim)
+    tensor."""
+    if as_tuple is False:
+        return _nonzero_torch(x)
+    return _nonzero_tuple(x)
+
+
+def argwhere(x: Tensor) -> Tensor:
+    return _nonzero_torch(x)
+
+
+def is_tensor(obj: _Any) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(x: Tensor) -> bool:
+    return x.dtype.kind == "f"
+
+
+def is_complex(x: Tensor) -> bool:
+    return x.dtype.kind == "c"
+
+
+def numel(x: Tensor) -> int:
+    return x.numel()
+
+
+def clone(x: Tensor, *, memory_format: _Any = None) -> Tensor:
+    return x.clone()
+
+
+def info(print_report: bool = True) -> str:
+    """Backends, versions, devices and dtype support, and why an absent backend is
+    absent (also ``omnitensor info`` / ``python -m omnitensor info``)."""
+    from .cli import info_report
+    report = info_report()
+    if print_report:
+        print(report)
+    return report
+
+
+def synchronize(device: _Any = None) -> None:
+    """Wait for every op enqueued on ``device`` (the default device when None)."""
+    dev = get_default_device() if device is None else globals()["device"](device)
+    dev.synchronize()
+
+
+_LAZY = {"nn", "optim", "data", "dist", "utils", "linalg", "fft", "cuda", "testing",
+         "conformance", "serialization"}
+
+
+def __getattr__(name: str) -> _Any:
+    if name in _LAZY:
+        import importlib
+        return importlib.import_module(f".{name}", __name__)
+    if name in ("save", "load"):
+        from . import serialization
+        return getattr(serialization, name)
+    raise AttributeError(f"module 'omnitensor' has no attribute {name!r}")

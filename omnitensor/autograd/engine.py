@@ -1,0 +1,324 @@
+"""The backward engine: walks recorded nodes in reverse, iteratively.
+
+Nodes run in decreasing creation order (a heap on ``seq``, as Chainer's rank order), each
+once all of its consumers have delivered their gradients, so a 10,000-op chain needs no
+recursion. Gradients are checked against the input they flow into (shape: a broadcast
+gradient is summed back; dtype: cast back), accumulated out of place, and handed to leaf
+``.grad``. After a backward without ``retain_graph`` every executed node drops its saved
+tensors.
+"""
+from __future__ import annotations
+
+import heapq
+from typing import Any, Iterable, Sequence
+
+from ..core.graph import AccumulateGrad, Node, _mode, edge_of
+from ..core.tensor import Tensor
+
+__all__ = ["backward", "grad"]
+
+
+def _as_tuple(x: Any) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _root_grads(outputs: tuple, grad_outputs: tuple, what: str) -> list:
+    from ..core.ops.creation import ones_like
+    roots = []
+    if grad_outputs and len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"{what}: got {len(grad_outputs)} gradients for {len(outputs)} "
+                           f"outputs")
+    for i, t in enumerate(outputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{what}: outputs must be Tensors, got {type(t).__name__}")
+        g = grad_outputs[i] if grad_outputs else None
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               f"have a grad_fn")
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs; "
+                                   "pass gradient= (a tensor of the output's shape)")
+            g = ones_like(t)
+        elif not isinstance(g, Tensor):
+            from ..core.ops.creation import full_like
+            g = full_like(t, g)
+        elif g.shape != t.shape:
+            raise RuntimeError(f"{what}: mismatch in shape: grad_output[{i}] has a shape of "
+                               f"{tuple(g.shape)} and output[{i}] has a shape of "
+                               f"{tuple(t.shape)}")
+        roots.append((edge_of(t), g))
+    return roots
+
+
+def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs: Any = None) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (of ``inputs``
+    only, when given)."""
+    outs = _as_tuple(tensors)
+    roots = _root_grads(outs, _as_tuple(grad_tensors), "backward")
+    if retain_graph is None:
+        retain_graph = create_graph
+    targets = None
+    if inputs is not None:
+        ins = _as_tuple(inputs)
+        if not ins:
+            raise RuntimeError("backward: inputs argument cannot be empty")
+        targets = [edge_of(t) for t in ins]
+        if any(e is None for e in targets):
+            raise RuntimeError("backward: one of the inputs does not require grad")
+    _execute(roots, retain_graph, create_graph, targets, accumulate=True)
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool | None = None,
+         materialize_grads: bool = False) -> tuple:
+    """The gradients of ``outputs`` with respect to ``inputs`` (nothing is accumulated
+    into ``.grad``). ``create_graph=True`` makes them differentiable (higher order)."""
+    outs = _as_tuple(outputs)
+    ins = _as_tuple(inputs)
+    if not ins:
+        raise RuntimeError("grad requires at least one input")
+    roots = _root_grads(outs, _as_tuple(grad_outputs), "grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    targets = []
+    for i, t in enumerate(ins):
+        if not isinstance(t, Tensor) or not t.requires_grad:
+            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require "
+                               f"grad")
+        targets.append(edge_of(t))
+    captured = _execute(roots, retain_graph, create_graph, targets, accumulate=False)
+    result = []
+    for i, (e, t) in enumerate(zip(targets, ins)):
+        g = captured.get((id(e[0]), e[1]))
+        if g is None:
+            if materialize_grads:
+                from ..core.ops.creation import zeros_like
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(f"One of the differentiated Tensors (input {i}) appears to "
+                                   f"not have been used in the graph. Set allow_unused=True if "
+                                   f"this is the desired behavior.")
+        result.append(g)
+    return tuple(result)
+
+
+# ------------------------------------------------------------------------ internals
+def _graph(root_nodes: Iterable[Node]) -> list[Node]:
+    """Every node reachable from the roots, in post-order (inputs before consumers)."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    stack: list[tuple[Node, int]] = []
+    for r in root_nodes:
+        if id(r) in seen:
+            continue
+        seen.add(id(r))
+        stack.append((r, 0))
+        while stack:
+            node, i = stack[-1]
+            nexts = node.next_functions
+            if i < len(nexts):
+                stack[-1] = (node, i + 1)
+                e = nexts[i]
+                if e is not None and id(e[0]) not in seen:
+                    seen.add(id(e[0]))
+                    stack.append((e[0], 0))
+            else:
+                stack.pop()
+                order.append(node)
+    return order
+
+
+def _fix_gradient(g: Tensor, meta: tuple | None, node: Node, i: int) -> Tensor:
+    if meta is None:
+        return g
+    shape, dtype, device = meta
+    if g.device is not device:
+        raise RuntimeError(f"Function {node.name()} returned a gradient on {g.device} for an "
+                           f"input on {device}")
+    if g.shape != shape:
+        from ..core.ops.shape import sum_to
+        from ..core.shape_util import broadcast_shapes
+        try:
+            ok = broadcast_shapes(g.shape, shape) == g.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
+                               f"{i} - got {list(g.shape)} but expected shape compatible with "
+                               f"{list(shape)}")
+        g = sum_to(g, shape)
+    if g.dtype is not dtype:
+        if dtype.kind == "f" and g.dtype.kind == "c":
+            g = g.real
+        g = g.to(dtype)
+    return g
+
+
+def _run_hooks(hooks: list, g: Tensor) -> Tensor:
+    for h in list(hooks):
+        r = h(g)
+        if r is not None:
+            g = r
+    return g
+
+
+def _accumulate_leaf(node: AccumulateGrad, g: Tensor, owned: bool, create_graph: bool) -> None:
+    t = node.variable
+    if t._hooks:
+        g = _run_hooks(t._hooks, g)
+        owned = False
+    if t.grad is None:
+        if create_graph:
+            t.grad = g
+        else:
+            # .grad must be a writable tensor of its own (optimizers and DDP update it in
+            # place): copy views and gradients that another consumer may hold
+            t.grad = g.detach() if owned and g._base is None else g.detach().clone()
+    else:
+        t.grad = t.grad + g if create_graph else (t.grad + g.detach()).detach()
+    if t._post_hooks:
+        for h in list(t._post_hooks):
+            h(t)
+
+
+def _check_anomaly(node: Node, grads: Sequence[Any]) -> None:
+    for i, g in enumerate(grads):
+        if isinstance(g, Tensor) and g.dtype.kind in "fc" and bool(g.isnan().any().item()):
+            trace = node.__dict__.get("_trace", "")
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               f"output." + (f"\nForward call that created it:\n{trace}"
+                                            if trace else ""))
+
+
+def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list | None,
+             accumulate: bool) -> dict:
+    from ..core.ops.creation import zeros
+    root_nodes = [e[0] for e, _ in roots]
+    order = _graph(root_nodes)
+    target_keys = None
+    if targets is not None:
+        target_keys = {(id(e[0]), e[1]) for e in targets}
+        target_nodes = {id(e[0]) for e in targets}
+        needed: set[int] = set()
+        for node in order:  # post-order: inputs first
+            if id(node) in target_nodes or any(
+                    e is not None and id(e[0]) in needed for e in node.next_functions):
+                needed.add(id(node))
+    else:
+        needed = {id(n) for n in order}
+    deps: dict[int, int] = {}
+    for node in order:
+        if id(node) not in needed:
+            continue
+        for e in node.next_functions:
+            if e is not None and id(e[0]) in needed:
+                deps[id(e[0])] = deps.get(id(e[0]), 0) + 1
+    buffers: dict[int, list] = {}
+    shared: set[int] = set()
+    heap: list = []
+    for e, g in roots:
+        node, nr = e
+        if id(node) not in needed:
+            continue
+        buf = buffers.get(id(node))
+        if buf is None:
+            buf = buffers[id(node)] = [None] * max(node.num_outputs, nr + 1)
+            heapq.heappush(heap, (-node.seq, id(node), node))
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+        shared.add(id(g))
+    captured: dict = {}
+    prev_mode = _mode.enabled
+
+    def deliver(node: Node, results: Sequence[Any]) -> None:
+        """Hand a node's input gradients to the nodes that produced its inputs."""
+        seen_here: set[int] = set()
+        for i, e in enumerate(node.next_functions):
+            if e is None:
+                continue
+            nxt, nr = e
+            if id(nxt) not in needed:
+                continue
+            g = results[i] if i < len(results) else None
+            if g is not None:
+                if not isinstance(g, Tensor):
+                    raise TypeError(f"function {node.name()} returned a {type(g).__name__} as "
+                                    f"gradient {i}; expected a Tensor or None")
+                g = _fix_gradient(g, node.input_meta[i] if i < len(node.input_meta) else None,
+                                  node, i)
+                if id(g) in seen_here:
+                    shared.add(id(g))
+                seen_here.add(id(g))
+                buf = buffers.get(id(nxt))
+                if buf is None:
+                    buf = buffers[id(nxt)] = [None] * max(nxt.num_outputs, nr + 1)
+                buf[nr] = g if buf[nr] is None else buf[nr] + g
+            remaining = deps[id(nxt)] - 1
+            deps[id(nxt)] = remaining
+            if remaining == 0:
+                heapq.heappush(heap, (-nxt.seq, id(nxt), nxt))
+
+    try:
+        while heap:
+            _, _, node = heapq.heappop(heap)
+            if deps.get(id(node), 0) > 0:
+                continue  # pushed as a root but still waits for other consumers
+            grads = buffers.pop(id(node), None)
+            if grads is None or all(g is None for g in grads):
+                deliver(node, ())  # no gradient reached it: release its inputs' counts
+                continue
+            # tensor hooks and retain_grad on this node's outputs
+            if node._pre_hooks:
+                for nr, hooks in node._pre_hooks.items():
+                    if 0 <= nr < len(grads) and grads[nr] is not None:
+                        grads[nr] = _run_hooks(hooks, grads[nr])
+                for h in node._pre_hooks.get(-1, ()):
+                    r = h(tuple(grads))
+                    if r is not None:
+                        grads = list(r)
+            if target_keys is not None:
+                for nr, g in enumerate(grads):
+                    key = (id(node), nr)
+                    if key in target_keys and g is not None:
+                        if isinstance(node, AccumulateGrad) and node.variable._hooks:
+                            g = _run_hooks(node.variable._hooks, g)
+                        captured[key] = g
+            if isinstance(node, AccumulateGrad):
+                if accumulate and grads[0] is not None and (
+                        target_keys is None or (id(node), 0) in target_keys):
+                    _accumulate_leaf(node, grads[0], id(grads[0]) not in shared, create_graph)
+                continue
+            if target_keys is not None and not any(
+                    e is not None and id(e[0]) in needed for e in node.next_functions):
+                continue  # a target with nothing further to compute
+            if node.materialize_grads and any(g is None for g in grads):
+                meta = node._output_meta or (None,) * len(grads)
+                grads = [g if g is not None or m is None else
+                         zeros(m[0], dtype=m[1], device=m[2]) for g, m in zip(grads, meta)]
+            _mode.enabled = create_graph
+            try:
+                results = node.backward_fn(node, *grads)
+            finally:
+                _mode.enabled = prev_mode
+            if not isinstance(results, tuple):
+                results = tuple(results) if isinstance(results, list) else (results,)
+            if len(results) < len(node.next_functions):
+                raise RuntimeError(f"function {node.name()} returned an incorrect number of "
+                                   f"gradients (expected {len(node.next_functions)}, got "
+                                   f"{len(results)})")
+            if _mode.anomaly:
+                _check_anomaly(node, results)
+            if node._hooks:
+                for h in node._hooks:
+                    h(results, tuple(grads))
+            if not retain_graph:
+                node.release()
+            deliver(node, results)
+    finally:
+        _mode.enabled = prev_mode
+    return captured

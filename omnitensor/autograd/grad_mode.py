@@ -1,0 +1,108 @@
+"""Grad-mode switches: ``no_grad``, ``enable_grad``, ``set_grad_enabled``,
+``inference_mode``. Thread-local; each works as a context manager and as a decorator."""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from ..core.graph import _mode, is_grad_enabled, set_grad_enabled_raw
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled"]
+
+
+class _GradModeContext:
+    """Base: subclasses set ``_target`` (the grad mode inside the block)."""
+
+    _target = True
+
+    def __enter__(self) -> None:
+        self._prev = set_grad_enabled_raw(self._target)
+
+    def __exit__(self, *exc: Any) -> None:
+        set_grad_enabled_raw(self._prev)
+
+    def __call__(self, fn: Callable) -> Callable:
+        cls = type(self)
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with cls():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_GradModeContext):
+    """Disable graph recording: ``with no_grad():``, ``@no_grad()`` or ``@no_grad``."""
+
+    _target = False
+
+    def __new__(cls, orig_func: Callable | None = None) -> Any:
+        if orig_func is None:
+            return super().__new__(cls)
+        return super().__new__(cls)(orig_func)
+
+
+class enable_grad(_GradModeContext):
+    """Enable graph recording inside a ``no_grad`` block."""
+
+    _target = True
+
+
+class set_grad_enabled(_GradModeContext):
+    """``set_grad_enabled(False)`` as a call, a context manager or a decorator."""
+
+    def __init__(self, mode: bool) -> None:
+        self._target = bool(mode)
+        self._prev = set_grad_enabled_raw(self._target)  # takes effect as a plain call too
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: Any) -> None:
+        set_grad_enabled_raw(self._prev)
+
+    def __call__(self, fn: Callable) -> Callable:
+        set_grad_enabled_raw(self._prev)
+        target = self._target
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            prev = set_grad_enabled_raw(target)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                set_grad_enabled_raw(prev)
+        return wrapper
+
+
+class inference_mode(_GradModeContext):
+    """Like ``no_grad``, for pure inference (``inference_mode(False)`` is a no-op)."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self._enabled = bool(mode)
+
+    def __call__(self, fn: Callable) -> Callable:
+        enabled = self._enabled
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(enabled):
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def __enter__(self) -> None:
+        self._prev_inf = _mode.inference
+        if self._enabled:
+            _mode.inference = True
+            self._prev = set_grad_enabled_raw(False)
+        else:
+            self._prev = is_grad_enabled()
+
+    def __exit__(self, *exc: Any) -> None:
+        _mode.inference = self._prev_inf
+        set_grad_enabled_raw(self._prev)
+
+
+def is_inference_mode_enabled() -> bool:
+    return _mode.inference

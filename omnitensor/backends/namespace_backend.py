@@ -1,0 +1,202 @@
+"""One adapter for every library that offers a NumPy-like array namespace.
+
+NumPy (``cpu``), CuPy (``cuda``) and dpnp (``sycl``) share this implementation of the
+backend contract, the way array-api-compat binds one implementation to several libraries:
+a subclass says which namespace ``xp`` it wraps, how to place arrays on a device
+(``_device_kw``) and overrides only what its library lacks or does differently.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .base import BINARY, UNARY, Backend
+from .philox import philox_bits
+
+# Array API name -> NumPy-style name, for namespaces that predate the standard's spellings.
+_LEGACY_NAMES = {
+    "asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+    "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2", "pow": "power",
+    "bitwise_invert": "invert", "bitwise_left_shift": "left_shift",
+    "bitwise_right_shift": "right_shift", "concat": "concatenate",
+    "permute_dims": "transpose",
+}
+
+
+def lookup(xp: Any, name: str) -> Any:
+    """``xp.name``, falling back to the library's pre-Array-API spelling."""
+    fn = getattr(xp, name, None)
+    if fn is None and name in _LEGACY_NAMES:
+        fn = getattr(xp, _LEGACY_NAMES[name], None)
+    return fn
+
+
+class NamespaceBackend(Backend):
+    """Backend contract implemented over an array namespace ``xp``."""
+
+    xp: Any = None
+
+    def __init__(self) -> None:
+        xp = self.xp
+        for name in UNARY + BINARY:
+            fn = lookup(xp, name)
+            if fn is not None and name not in type(self).__dict__:
+                setattr(self, name, fn)
+        self._where = xp.where
+
+    # ------------------------------------------------------------------ placement
+    def _device_kw(self, index: int) -> dict[str, Any]:
+        """Keyword arguments placing a new array on device ``index``."""
+        return {}
+
+    # --------------------------------------------------------------------- memory
+    def empty(self, shape, dtype, index):
+        return self.xp.empty(shape, dtype=dtype, **self._device_kw(index))
+
+    def full(self, shape, value, dtype, index):
+        return self.xp.full(shape, value, dtype=dtype, **self._device_kw(index))
+
+    def arange(self, start, step, n, dtype, index):
+        xp = self.xp
+        if np.dtype(dtype).kind in "iu":
+            return xp.arange(start, start + n * step, step, dtype=dtype,
+                             **self._device_kw(index))[:n]
+        i = xp.arange(n, dtype=dtype, **self._device_kw(index))
+        return i * xp.asarray(step, dtype=dtype, **self._device_kw(index)) + \
+            xp.asarray(start, dtype=dtype, **self._device_kw(index))
+
+    def astype(self, x, dtype):
+        return x.astype(dtype)
+
+    def copy(self, x):
+        return self.xp.ascontiguousarray(x).copy() if not x.flags.c_contiguous else x.copy()
+
+    def contiguous(self, x):
+        return x if x.flags.c_contiguous else self.xp.ascontiguousarray(x)
+
+    def strides(self, x):
+        item = x.dtype.itemsize
+        return tuple(s // item for s in x.strides)
+
+    def assign(self, dst, src):
+        dst[...] = src
+
+    # ---------------------------------------------------------------- elementwise
+    def where(self, cond, a, b):
+        return self._where(cond, a, b)
+
+    # ----------------------------------------------------------------- reductions
+    def _reduce(self, fn, x, axes, keepdims):
+        if x.dtype == np.float16:  # accumulate in float32, as torch does
+            return fn(x.astype(np.float32), axis=axes, keepdims=keepdims).astype(np.float16)
+        return fn(x, axis=axes, keepdims=keepdims)
+
+    def sum(self, x, axes, keepdims):
+        return self._reduce(self.xp.sum, x, axes, keepdims)
+
+    def prod(self, x, axes, keepdims):
+        return self._reduce(self.xp.prod, x, axes, keepdims)
+
+    def max(self, x, axes, keepdims):
+        return self.xp.max(x, axis=axes, keepdims=keepdims)
+
+    def min(self, x, axes, keepdims):
+        return self.xp.min(x, axis=axes, keepdims=keepdims)
+
+    def any(self, x, axes, keepdims):
+        return self.xp.any(x, axis=axes, keepdims=keepdims)
+
+    def all(self, x, axes, keepdims):
+        return self.xp.all(x, axis=axes, keepdims=keepdims)
+
+    def argmax(self, x, axis, keepdims):
+        return self.xp.argmax(x, axis=axis, keepdims=keepdims).astype(np.int64)
+
+    def argmin(self, x, axis, keepdims):
+        return self.xp.argmin(x, axis=axis, keepdims=keepdims).astype(np.int64)
+
+    def cumsum(self, x, axis):
+        return self.xp.cumsum(x, axis=axis, dtype=x.dtype)
+
+    def cumprod(self, x, axis):
+        return self.xp.cumprod(x, axis=axis, dtype=x.dtype)
+
+    # ------------------------------------------------------------------- movement
+    def reshape(self, x, shape, copy=None):
+        return self.xp.reshape(x, shape, copy=copy)
+
+    def permute(self, x, axes):
+        return self.xp.transpose(x, axes)
+
+    def broadcast_to(self, x, shape):
+        return self.xp.broadcast_to(x, shape)
+
+    def index(self, x, key):
+        return x[key]
+
+    def flip(self, x, axes):
+        return self.xp.flip(x, axis=axes)
+
+    def concat(self, xs: Sequence[Any], axis: int):
+        return self.xp.concatenate(list(xs), axis=axis)
+
+    def pad(self, x, widths, value):
+        return self.xp.pad(x, widths, mode="constant", constant_values=value)
+
+    def diagonal(self, x, offset, axis1, axis2):
+        return self.xp.diagonal(x, offset=offset, axis1=axis1, axis2=axis2)
+
+    # ------------------------------------------------------------------- indexing
+    def gather_nd(self, x, indices):
+        return x[tuple(indices)]
+
+    def scatter_nd(self, x, indices, values, accumulate):
+        if accumulate:
+            self.xp.add.at(x, tuple(indices), values)
+        else:
+            x[tuple(indices)] = values
+
+    def nonzero(self, x):
+        return tuple(i.astype(np.int64) for i in self.xp.nonzero(x))
+
+    # -------------------------------------------------------------------- sorting
+    def argsort(self, x, axis, descending, stable):
+        xp = self.xp
+        if not descending:
+            return xp.argsort(x, axis=axis, kind="stable" if stable else None).astype(np.int64)
+        # stable descending: sort the reversed array ascending, map back, reverse again,
+        # so that equal elements keep their original order
+        n = x.shape[axis]
+        idx = xp.argsort(xp.flip(x, axis=axis), axis=axis, kind="stable")
+        return (n - 1 - xp.flip(idx, axis=axis)).astype(np.int64)
+
+    def sort(self, x, axis, descending, stable):
+        if not descending:
+            return self.xp.sort(x, axis=axis, kind="stable" if stable else None)
+        return self.xp.flip(self.xp.sort(x, axis=axis), axis=axis)
+
+    def searchsorted(self, sorted_x, values, side):
+        xp = self.xp
+        if sorted_x.ndim == 1:
+            return xp.searchsorted(sorted_x, values, side=side).astype(np.int64)
+        lead = sorted_x.shape[:-1]
+        s2 = xp.reshape(sorted_x, (-1, sorted_x.shape[-1]))
+        v2 = xp.reshape(values, (-1, values.shape[-1]))
+        rows = [xp.searchsorted(s2[i], v2[i], side=side) for i in range(s2.shape[0])]
+        out = xp.stack(rows) if rows else xp.empty(v2.shape, dtype=np.int64)
+        return xp.reshape(out.astype(np.int64), lead + (values.shape[-1],))
+
+    # ------------------------------------------------------------- linear algebra
+    def matmul(self, a, b):
+        return self.xp.matmul(a, b)
+
+    def einsum(self, subscripts, *operands):
+        """Native einsum fast path (the composite in core is used where absent)."""
+        return self.xp.einsum(subscripts, *operands)
+
+    # --------------------------------------------------------------------- random
+    def random_bits(self, shape, key, counter, index):
+        n = int(np.prod(shape)) if shape else 1
+        bits = philox_bits(self.xp, n, key, counter, **self._device_kw(index))
+        return self.xp.reshape(bits, shape)

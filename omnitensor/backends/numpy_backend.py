@@ -1,0 +1,135 @@
+"""The ``cpu`` backend: NumPy, the reference every other backend is tested against."""
+from __future__ import annotations
+
+import math
+import os
+import platform
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .base import BINARY, UNARY
+from .namespace_backend import NamespaceBackend, lookup
+
+# NumPy reports overflow, division by zero and invalid values as RuntimeWarnings; torch
+# returns inf/nan silently. Ignore them when the ufunc is called from omnitensor's own
+# modules only, so the user's direct NumPy calls keep their warnings.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"omnitensor(\.|$)")
+
+
+def _array_result(ufunc: Any) -> Any:
+    """Wrap a ufunc so that 0-d inputs give 0-d arrays rather than NumPy scalars."""
+    def call(*args: Any, out: Any = ...) -> Any:
+        return ufunc(*args, out=out)
+    call.__name__ = getattr(ufunc, "__name__", "ufunc")
+    call.__doc__ = f"NumPy's {call.__name__}, always returning an ndarray."
+    return call
+
+
+def _make_erf() -> Any:
+    try:
+        from scipy.special import erf as scipy_erf  # optional, faster and exact
+        return scipy_erf
+    except ImportError:  # pragma: no cover - scipy is usually present
+        vec = np.vectorize(math.erf, otypes=[np.float64])
+
+        def erf(x: np.ndarray, out: Any = None) -> np.ndarray:
+            r = np.asarray(vec(x)).astype(x.dtype)
+            if out is None or out is Ellipsis:
+                return r
+            out[...] = r
+            return out
+        return erf
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+class NumpyBackend(NamespaceBackend):
+    """Device type ``cpu``: one device, NumPy arrays, synchronous."""
+
+    name = "cpu"
+    xp = np
+
+    def __init__(self) -> None:
+        super().__init__()
+        for name in UNARY + BINARY:
+            fn = lookup(np, name)
+            if isinstance(fn, np.ufunc):
+                setattr(self, name, _array_result(fn))
+        self.round = _array_result(np.rint)  # half to even, and a ufunc (np.round is not)
+        self.erf = _array_result(_make_erf())
+
+    def version(self) -> str:
+        return f"numpy {np.__version__}"
+
+    def device_count(self) -> int:
+        return 1
+
+    def device_info(self, index: int) -> dict[str, Any]:
+        try:
+            memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):  # pragma: no cover
+            memory = 0
+        return {"name": _cpu_name(), "memory": memory, "fp16": True, "fp64": True,
+                "compute_units": os.cpu_count() or 1, "platform": "NumPy"}
+
+    def from_numpy(self, array, index):
+        return np.asarray(array)
+
+    def to_numpy(self, x):
+        return x
+
+    def where(self, cond, a, b):
+        r = np.where(cond, a, b)
+        return r if type(r) is np.ndarray else np.asarray(r)
+
+    def _reduce(self, fn, x, axes, keepdims):
+        return np.asarray(super()._reduce(fn, x, axes, keepdims))
+
+    def max(self, x, axes, keepdims):
+        return np.asarray(np.max(x, axis=axes, keepdims=keepdims))
+
+    def min(self, x, axes, keepdims):
+        return np.asarray(np.min(x, axis=axes, keepdims=keepdims))
+
+    def any(self, x, axes, keepdims):
+        return np.asarray(np.any(x, axis=axes, keepdims=keepdims))
+
+    def all(self, x, axes, keepdims):
+        return np.asarray(np.all(x, axis=axes, keepdims=keepdims))
+
+    def argmax(self, x, axis, keepdims):
+        return np.asarray(np.argmax(x, axis=axis, keepdims=keepdims), dtype=np.int64)
+
+    def argmin(self, x, axis, keepdims):
+        return np.asarray(np.argmin(x, axis=axis, keepdims=keepdims), dtype=np.int64)
+
+    def gather_nd(self, x, indices):
+        return np.asarray(x[tuple(indices)])
+
+    def index(self, x, key):
+        r = x[key]
+        return r if type(r) is np.ndarray else np.asarray(r)
+
+    def reshape(self, x, shape, copy=None):
+        try:
+            return np.reshape(x, shape, copy=copy)
+        except ValueError as e:
+            raise ValueError(str(e)) from None
+
+    def diagonal(self, x, offset, axis1, axis2):
+        # NumPy's diagonal is a read-only view; torch's is writable
+        d = np.diagonal(x, offset=offset, axis1=axis1, axis2=axis2)
+        if x.flags.writeable:
+            d.flags.writeable = True
+        return d

@@ -1,0 +1,326 @@
+"""Data types and the one promotion table every op uses.
+
+A :class:`DType` is an interned object (``omnitensor.float32 is omnitensor.float32``) that
+knows its NumPy equivalent; backends receive NumPy dtypes, which every stack we bind
+(NumPy, CuPy, dpnp, PyOpenCL) understands.
+
+Promotion follows the Array API lattice inside a kind (bool, signed, unsigned, real
+floating, complex floating) and torch across kinds, where the standard leaves the result
+open: bool < integers < floating < complex, and the higher kind's dtype wins
+(``int64 + float32 -> float32``). Python scalars are *weak*: they take the tensor's dtype
+when their kind is not higher (``float32 tensor + 2.5 -> float32``), else the default dtype
+of their kind (``int tensor + 2.5 -> get_default_dtype()``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import DTypeError
+
+__all__ = [
+    "DType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128", "all_dtypes", "as_dtype",
+    "result_type", "promote_types", "can_cast", "finfo", "iinfo", "get_default_dtype",
+    "set_default_dtype", "scalar_dtype",
+]
+
+# kind order used for cross-kind promotion (torch's category order)
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+class DType:
+    """An omnitensor data type. Interned: compare with ``is`` or ``==``."""
+
+    __slots__ = ("name", "np", "itemsize", "kind", "_hash")
+
+    def __init__(self, name: str, np_dtype: Any) -> None:
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.kind = self.np.kind  # 'b', 'i', 'u', 'f', 'c'
+        self._hash = hash(("omnitensor.dtype", name))
+
+    # torch-style predicates -------------------------------------------------
+    @property
+    def is_floating_point(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind in "ifc"
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in "iu"
+
+    @property
+    def is_inexact(self) -> bool:
+        return self.kind in "fc"
+
+    @property
+    def bits(self) -> int:
+        return self.itemsize * 8
+
+    def to_real(self) -> "DType":
+        """complex64 -> float32, complex128 -> float64; other dtypes unchanged."""
+        return _COMPLEX_TO_REAL.get(self, self)
+
+    def to_complex(self) -> "DType":
+        """float32 -> complex64, float64 -> complex128 (float16 -> complex64)."""
+        if self.kind == "c":
+            return self
+        return complex128 if self is float64 else complex64
+
+    def __repr__(self) -> str:
+        return f"omnitensor.{self.name}"
+
+    def __str__(self) -> str:
+        return f"omnitensor.{self.name}"
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __reduce__(self):
+        return (as_dtype, (self.name,))
+
+
+bool_ = DType("bool", np.bool_)
+int8 = DType("int8", np.int8)
+int16 = DType("int16", np.int16)
+int32 = DType("int32", np.int32)
+int64 = DType("int64", np.int64)
+uint8 = DType("uint8", np.uint8)
+uint16 = DType("uint16", np.uint16)
+uint32 = DType("uint32", np.uint32)
+uint64 = DType("uint64", np.uint64)
+float16 = DType("float16", np.float16)
+float32 = DType("float32", np.float32)
+float64 = DType("float64", np.float64)
+complex64 = DType("complex64", np.complex64)
+complex128 = DType("complex128", np.complex128)
+
+all_dtypes: tuple[DType, ...] = (
+    bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+    float16, float32, float64, complex64, complex128,
+)
+_COMPLEX_TO_REAL = {complex64: float32, complex128: float64}
+
+_BY_NAME: dict[str, DType] = {d.name: d for d in all_dtypes}
+_BY_NAME.update({
+    # torch spellings
+    "float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
+    "short": int16, "cfloat": complex64, "cdouble": complex128, "bool_": bool_,
+})
+_BY_NP: dict[np.dtype, DType] = {d.np: d for d in all_dtypes}
+
+
+def as_dtype(obj: Any) -> DType:
+    """Turn a DType, a name (``"float32"``, ``"float"``), a NumPy dtype or a Python type
+    (``float``, ``int``, ``bool``, ``complex``) into a :class:`DType`."""
+    if isinstance(obj, DType):
+        return obj
+    if obj is float:
+        return get_default_dtype()
+    if obj is int:
+        return int64
+    if obj is bool:
+        return bool_
+    if obj is complex:
+        return get_default_dtype().to_complex()
+    if isinstance(obj, str) and obj in _BY_NAME:
+        return _BY_NAME[obj]
+    try:
+        found = _BY_NP.get(np.dtype(obj))
+    except TypeError:
+        found = None
+    if found is None:
+        raise DTypeError(
+            f"unknown dtype {obj!r}; omnitensor supports "
+            + ", ".join(d.name for d in all_dtypes))
+    return found
+
+
+# ---------------------------------------------------------------------------- promotion
+def _build_table() -> dict[tuple[DType, DType], DType]:
+    table: dict[tuple[DType, DType], DType] = {}
+    signed = [int8, int16, int32, int64]
+    unsigned = [uint8, uint16, uint32, uint64]
+    floats = [float16, float32, float64]
+    complexes = [complex64, complex128]
+
+    def put(a: DType, b: DType, r: DType) -> None:
+        table[(a, b)] = r
+        table[(b, a)] = r
+
+    put(bool_, bool_, bool_)
+    for chain in (signed, unsigned, floats, complexes):
+        for i, a in enumerate(chain):
+            for b in chain[i:]:
+                put(a, b, b)
+    # mixed signed/unsigned: the smallest signed type holding both (none for uint64)
+    for u in unsigned:
+        for s in signed:
+            if u.itemsize < s.itemsize:
+                put(u, s, s)
+            elif u is not uint64:
+                put(u, s, {1: int16, 2: int32, 4: int64}[u.itemsize])
+    # real float with complex: complex of the higher precision
+    for f in floats:
+        for c in complexes:
+            put(f, c, complex128 if (f is float64 or c is complex128) else complex64)
+    # across kinds (torch): the operand of the higher kind decides
+    everything = [bool_] + signed + unsigned + floats + complexes
+    for a in everything:
+        for b in everything:
+            if (a, b) in table:
+                continue
+            ra, rb = _KIND_RANK[a.kind], _KIND_RANK[b.kind]
+            if ra > rb:
+                table[(a, b)] = a
+            elif rb > ra:
+                table[(a, b)] = b
+    return table
+
+
+_PROMOTION = _build_table()
+
+
+def promote_types(a: DType, b: DType) -> DType:
+    """The dtype two tensor operands promote to; TypeError when the lattice has none
+    (only ``uint64`` with a signed integer)."""
+    r = _PROMOTION.get((a, b))
+    if r is None:
+        raise DTypeError(
+            f"no common dtype for {a.name} and {b.name}: uint64 does not promote with signed "
+            f"integers; cast one operand first, e.g. x.to(omnitensor.int64)")
+    return r
+
+
+def scalar_dtype(value: Any, other: DType) -> DType:
+    """The dtype a weak Python scalar takes next to a tensor of dtype ``other``."""
+    if isinstance(value, bool):
+        return other
+    if isinstance(value, int):
+        return int64 if other is bool_ else other
+    if isinstance(value, float):
+        return other if other.kind in "fc" else get_default_dtype()
+    if isinstance(value, complex):
+        if other.kind == "c":
+            return other
+        if other.kind == "f":
+            return other.to_complex()
+        return get_default_dtype().to_complex()
+    raise DTypeError(f"expected a Tensor or a Python scalar, got {type(value).__name__}")
+
+
+def result_type(*arrays_and_dtypes: Any) -> DType:
+    """Array API ``result_type``: promote tensors, dtypes and (weakly) Python scalars."""
+    strong: DType | None = None
+    scalars = []
+    for obj in arrays_and_dtypes:
+        if isinstance(obj, (bool, int, float, complex)):
+            scalars.append(obj)
+            continue
+        d = obj if isinstance(obj, DType) else getattr(obj, "dtype", obj)
+        d = as_dtype(d)
+        strong = d if strong is None else promote_types(strong, d)
+    if strong is None:
+        if not scalars:
+            raise DTypeError("result_type needs at least one array or dtype")
+        # only Python scalars: their default dtypes, promoted
+        strong = _python_default(scalars[0])
+        scalars = scalars[1:]
+    for s in scalars:
+        strong = promote_types(strong, scalar_dtype(s, strong))
+    return strong
+
+
+def _python_default(value: Any) -> DType:
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
+        return get_default_dtype()
+    return get_default_dtype().to_complex()
+
+
+def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+    """True when ``from_`` promotes to ``to`` without losing information (Array API), or
+    for ``casting="same_kind"``, when the kind does not go down (torch's in-place rule)."""
+    f = as_dtype(getattr(from_, "dtype", from_))
+    t = as_dtype(to)
+    if casting == "same_kind":
+        return _KIND_RANK[f.kind] <= _KIND_RANK[t.kind]
+    return _PROMOTION.get((f, t)) is t
+
+
+class finfo:
+    """Machine limits of a floating (or complex: of its real part) dtype."""
+
+    def __init__(self, dtype: Any) -> None:
+        d = as_dtype(getattr(dtype, "dtype", dtype))
+        if d.kind not in "fc":
+            raise DTypeError(f"finfo needs a floating-point dtype, got {d.name}")
+        info = np.finfo(d.np)
+        self.dtype = d.to_real()
+        self.bits = int(info.bits)
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.smallest_normal = float(info.smallest_normal)
+        self.tiny = self.smallest_normal
+        self.resolution = float(info.resolution)
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "
+                f"eps={self.eps}, smallest_normal={self.smallest_normal}, bits={self.bits}, "
+                f"dtype={self.dtype.name})")
+
+
+class iinfo:
+    """Machine limits of an integer dtype."""
+
+    def __init__(self, dtype: Any) -> None:
+        d = as_dtype(getattr(dtype, "dtype", dtype))
+        if d.kind not in "iu":
+            raise DTypeError(f"iinfo needs an integer dtype, got {d.name}")
+        info = np.iinfo(d.np)
+        self.dtype = d
+        self.bits = int(info.bits)
+        self.max = int(info.max)
+        self.min = int(info.min)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, bits={self.bits}, dtype={self.dtype.name})"
+
+
+# --------------------------------------------------------------------------- defaults
+class _Defaults:
+    """Process-wide, like torch's default dtype."""
+    float_dtype: DType = float32
+
+
+_defaults = _Defaults()
+
+
+def get_default_dtype() -> DType:
+    """The dtype of Python floats turned into tensors (float32 unless changed)."""
+    return _defaults.float_dtype
+
+
+def set_default_dtype(dtype: Any) -> None:
+    """Set the default floating dtype (float16, float32 or float64), like torch."""
+    d = as_dtype(dtype)
+    if d.kind != "f":
+        raise DTypeError(f"the default dtype must be a floating dtype, got {d.name}")
+    _defaults.float_dtype = d

@@ -1,0 +1,256 @@
+"""The recording half of autograd: grad mode, graph nodes and saved tensors.
+
+Core ops call :func:`record` after computing a result when :func:`needs_grad` says some
+input requires grad. The replaying half (the engine that walks nodes in reverse, hooks,
+``autograd.grad``, gradcheck) lives in ``omnitensor.autograd``; it only reads what this
+module writes. A node's ``backward`` is the op's backward formula, written with Tensor ops,
+so it runs on every backend and builds a graph itself when ``create_graph=True``.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Any, Callable, Sequence
+
+__all__ = ["Node", "AccumulateGrad", "record", "needs_grad", "is_grad_enabled",
+           "set_grad_enabled_raw", "is_inference_mode_enabled"]
+
+
+class _GradMode(threading.local):
+    def __init__(self) -> None:
+        self.enabled = True
+        self.inference = False
+        self.anomaly = False
+
+
+_mode = _GradMode()
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops record the graph on this thread."""
+    return _mode.enabled
+
+
+def set_grad_enabled_raw(flag: bool) -> bool:
+    """Set grad mode; returns the previous value (used by the autograd context managers)."""
+    prev = _mode.enabled
+    _mode.enabled = bool(flag)
+    return prev
+
+
+def is_inference_mode_enabled() -> bool:
+    return _mode.inference
+
+
+class no_grad_ctx:
+    """Internal, allocation-light ``no_grad`` for core code (the public, decorator-capable
+    one is ``omnitensor.no_grad``)."""
+
+    __slots__ = ("prev",)
+
+    def __enter__(self) -> None:
+        self.prev = _mode.enabled
+        _mode.enabled = False
+
+    def __exit__(self, *exc: Any) -> None:
+        _mode.enabled = self.prev
+
+
+_seq = itertools.count()
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
+class Node:
+    """A recorded op (``tensor.grad_fn``). ``backward_fn(node, *grads)`` returns one gradient
+    (or None) per input; ``next_functions`` holds ``(node, output_nr)`` per input, None
+    where the input needs no gradient. Extra attributes an op needs in backward (shapes,
+    axes) are stored on the node itself, as on torch's ``ctx``."""
+
+    __slots__ = ("_name", "backward_fn", "next_functions", "input_meta", "seq", "_saved",
+                 "_saved_versions", "_saved_outputs", "_pre_hooks", "_hooks",
+                 "num_outputs", "needs_input_grad", "materialize_grads", "non_differentiable",
+                 "_output_meta", "__dict__", "__weakref__")
+
+    def __init__(self, name: str, backward_fn: Callable[..., Sequence[Any]]) -> None:
+        self._name = name
+        self.backward_fn = backward_fn
+        self.next_functions: tuple = ()
+        self.input_meta: tuple = ()
+        self.seq = next(_seq)
+        self._saved: tuple | None = ()
+        self._saved_versions: tuple = ()
+        self._saved_outputs: tuple = ()
+        self._pre_hooks: dict | None = None
+        self._hooks: list | None = None
+        self.num_outputs = 1
+        self.needs_input_grad: tuple = ()
+        self.materialize_grads = True
+        self.non_differentiable: frozenset = frozenset()
+        self._output_meta: tuple = ()
+
+    # -- torch's ctx API -------------------------------------------------------
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keep tensors for backward; in-place changes to them are detected."""
+        from .tensor import Tensor
+        saved, versions, is_out = [], [], []
+        for t in tensors:
+            if isinstance(t, Tensor) and t.grad_fn is self:
+                # an output of this node: keep a graph-free alias to avoid a reference
+                # cycle; the grad_fn is put back when unpacked (torch's SavedVariable)
+                saved.append(t._alias())
+                is_out.append(True)
+            else:
+                saved.append(t)
+                is_out.append(False)
+            versions.append(t._version if isinstance(t, Tensor) else None)
+        self._saved = tuple(saved)
+        self._saved_versions = tuple(versions)
+        self._saved_outputs = tuple(is_out)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to :meth:`save_for_backward`, checked for in-place changes."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        if not saved:
+            return ()
+        out = []
+        for t, v, is_out in zip(saved, self._saved_versions, self._saved_outputs):
+            if v is not None and t._version != v:
+                raise RuntimeError(
+                    f"one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: [{t.dtype.name} {list(t.shape)}] is at version "
+                    f"{t._version}; expected version {v} instead (saved by {self._name}). "
+                    f"Use out-of-place ops (x = x * 2) or .clone() before modifying it.")
+            if is_out:
+                t = t._alias()
+                t.grad_fn = self
+                t.requires_grad = True
+            out.append(t)
+        return tuple(out)
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        self.non_differentiable = frozenset(id(t) for t in tensors)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self.materialize_grads = bool(value)
+
+    def release(self) -> None:
+        """Free saved tensors (after a backward without retain_graph)."""
+        if self._saved:
+            self._saved = None
+
+    # -- hooks -------------------------------------------------------------------
+    def register_hook(self, fn: Callable) -> Any:
+        """``fn(grad_inputs, grad_outputs)`` runs after this node's backward."""
+        from ..utils.hooks import RemovableHandle
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(fn)
+        return RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn: Callable) -> Any:
+        """``fn(grad_outputs)`` runs before this node's backward; may return new grads."""
+        return self._add_pre_hook(-1, fn)
+
+    def _add_pre_hook(self, output_nr: int, fn: Callable) -> Any:
+        from ..utils.hooks import RemovableHandle
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        lst = self._pre_hooks.setdefault(output_nr, [])
+        lst.append(fn)
+        return RemovableHandle(lst, fn)
+
+    def name(self) -> str:
+        """The op's name, e.g. ``"MulBackward0"``."""
+        return self._name
+
+    def __call__(self, *grads: Any) -> Any:
+        return self.backward_fn(self, *grads)
+
+    def __repr__(self) -> str:
+        return f"<{self._name} object at {hex(id(self))}>"
+
+
+class AccumulateGrad(Node):
+    """The sink node of a leaf tensor that requires grad: adds into ``leaf.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Any) -> None:
+        super().__init__("AccumulateGrad", _no_backward)
+        self.variable = variable
+
+
+def _no_backward(node: Node, *grads: Any) -> tuple:
+    return ()
+
+
+def needs_grad(*inputs: Any) -> bool:
+    """Whether an op on ``inputs`` must be recorded (grad mode on and an input requires
+    grad). Non-tensor inputs are ignored."""
+    if not _mode.enabled:
+        return False
+    for t in inputs:
+        if getattr(t, "requires_grad", False):
+            return True
+    return False
+
+
+def edge_of(t: Any) -> tuple | None:
+    """The graph edge a tensor's gradient flows into: (grad_fn, output_nr), the leaf's
+    AccumulateGrad, or None."""
+    if not getattr(t, "requires_grad", False):
+        return None
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    acc = t._accumulator
+    if acc is None or acc() is None:
+        import weakref
+        node = AccumulateGrad(t)
+        t._accumulator = weakref.ref(node)
+        return (node, 0)
+    return (acc(), 0)
+
+
+def record(name: str, backward_fn: Callable[..., Sequence[Any]], outputs: Any,
+           inputs: Sequence[Any], saved: Sequence[Any] = (), **attrs: Any) -> Node:
+    """Attach a new node to ``outputs`` (a Tensor or a tuple of Tensors).
+
+    ``inputs`` are the op's tensor inputs in the order ``backward_fn`` returns their
+    gradients; ``saved`` are tensors the backward reads through ``node.saved_tensors``;
+    ``attrs`` become attributes of the node."""
+    node = Node(name, backward_fn)
+    node.next_functions = tuple(edge_of(t) for t in inputs)
+    node.needs_input_grad = tuple(e is not None for e in node.next_functions)
+    node.input_meta = tuple((t.shape, t.dtype, t.device) if hasattr(t, "_data") else None
+                            for t in inputs)
+    if attrs:
+        node.__dict__.update(attrs)
+    outs = outputs if isinstance(outputs, tuple) else (outputs,)
+    node.num_outputs = len(outs)
+    meta = []
+    for i, o in enumerate(outs):
+        if o is None:
+            meta.append(None)
+            continue
+        if o.dtype.kind in "fc":
+            o.requires_grad = True
+            o.grad_fn = node
+            o._output_nr = i
+        meta.append((o.shape, o.dtype, o.device))
+    node._output_meta = tuple(meta)
+    if saved:
+        node.save_for_backward(*saved)
+    if _mode.anomaly:
+        import traceback
+        node.__dict__["_trace"] = "".join(traceback.format_stack()[:-2])
+    return node

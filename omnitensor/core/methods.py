@@ -1,0 +1,352 @@
+"""Tensor methods and operators, bound from the op functions (one implementation each).
+
+Methods follow torch (``x.max(1)`` returns values and indices, ``x.squeeze(d)`` skips
+axes whose size is not 1, ``x.repeat`` tiles, ``x.sort()`` returns values and indices).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .graph import no_grad_ctx
+from .tensor import Tensor
+from .ops import (composite, conversion, creation, elementwise as ew, indexing, linalg_ops,
+                  random as rnd, reduction as red, shape as sh, sorting, ternary)
+
+_SCALARS = (bool, int, float, complex)
+
+
+def _operand_ok(other: Any) -> bool:
+    return isinstance(other, (Tensor,) + _SCALARS)
+
+
+def _dunder(fn: Callable, reflected: bool = False) -> Callable:
+    if reflected:
+        def op(self: Tensor, other: Any) -> Any:
+            if not _operand_ok(other):
+                return NotImplemented
+            return fn(other, self)
+    else:
+        def op(self: Tensor, other: Any) -> Any:
+            if not _operand_ok(other):
+                return NotImplemented
+            return fn(self, other)
+    return op
+
+
+def _idunder(op_name: str) -> Callable:
+    bop = ew.BINARY_OPS[op_name]
+
+    def op(self: Tensor, other: Any) -> Any:
+        if not _operand_ok(other):
+            return NotImplemented
+        return ew._binary_inplace(bop, self, other)
+    return op
+
+
+def _bind_operators() -> None:
+    B = ew.BINARY_OPS
+    pairs = {
+        "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+        "floordiv": "floor_divide", "mod": "remainder", "pow": "pow", "and": "bitwise_and",
+        "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "bitwise_left_shift",
+        "rshift": "bitwise_right_shift",
+    }
+    for dunder, name in pairs.items():
+        fn = getattr(ew, name)
+        setattr(Tensor, f"__{dunder}__", _dunder(fn))
+        setattr(Tensor, f"__r{dunder}__", _dunder(fn, reflected=True))
+        setattr(Tensor, f"__i{dunder}__", _idunder(name))
+    for dunder, name in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
+                         "gt": "greater", "ge": "greater_equal"}.items():
+        setattr(Tensor, f"__{dunder}__", _dunder(getattr(ew, name)))
+    del B
+    Tensor.__matmul__ = _dunder(linalg_ops.matmul)
+    Tensor.__rmatmul__ = _dunder(linalg_ops.matmul, reflected=True)
+
+    def imatmul(self: Tensor, other: Any) -> Tensor:
+        res = linalg_ops.matmul(self, other)
+        if res.shape != self.shape:
+            from ..errors import ShapeError
+            raise ShapeError(f"@=: result shape {res.shape} differs from {self.shape}")
+        return self.copy_(res)
+    Tensor.__imatmul__ = imatmul
+    Tensor.__neg__ = lambda self: ew.negative(self)
+    Tensor.__pos__ = lambda self: ew.positive(self)
+    Tensor.__abs__ = lambda self: ew.abs(self)
+    Tensor.__invert__ = lambda self: ew.bitwise_invert(self)
+    Tensor.__getitem__ = indexing.getitem
+    Tensor.__setitem__ = indexing.setitem
+
+
+def _inplace_unary(name: str) -> Callable:
+    uop = ew.UNARY_OPS[name]
+
+    def method(self: Tensor) -> Tensor:
+        return ew._unary_inplace(uop, self)
+    method.__name__ = name + "_"
+    return method
+
+
+def _inplace_binary(name: str) -> Callable:
+    bop = ew.BINARY_OPS[name]
+
+    def method(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+        if alpha != 1:
+            other = other * alpha
+        return ew._binary_inplace(bop, self, other)
+    method.__name__ = name + "_"
+    return method
+
+
+def _inplace_from(fn: Callable, name: str) -> Callable:
+    """An in-place method from an out-of-place function: compute, then write back."""
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        from .graph import needs_grad
+        if needs_grad(self) or any(getattr(a, "requires_grad", False) for a in args):
+            if self.grad_fn is None and self.requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                                   "in-place operation.")
+            from .ops.inplace import apply_inplace
+            return apply_inplace(self, lambda base: fn(base, *args, **kwargs), name)
+        res = fn(self, *args, **kwargs)
+        be = self._device.backend
+        be.assign(self._data, res._data if res._dtype is self._dtype else
+                  be.astype(res._data, self._dtype.np))
+        self._bump_version()
+        return self
+    method.__name__ = name + "_"
+    return method
+
+
+def zero_(self: Tensor) -> Tensor:
+    return fill_(self, 0)
+
+
+def fill_(self: Tensor, value: Any) -> Tensor:
+    """Fill with a scalar (or 0-d tensor) in place."""
+    if isinstance(value, Tensor):
+        value = value.item()
+    from .graph import needs_grad
+    if needs_grad(self):
+        if self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        from .ops.inplace import apply_inplace
+        return apply_inplace(self, lambda base: base * 0 + value, "fill")
+    self._device.backend.assign(self._data, indexing._scalar_of(self, value))
+    self._bump_version()
+    return self
+
+
+def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` (any device/dtype, broadcastable) into this tensor in place."""
+    if not isinstance(src, Tensor):
+        src = creation.tensor(src, device=self.device)
+    if src._device is not self._device:
+        src = conversion.to(src, self._device)
+    from .graph import needs_grad
+    if needs_grad(self, src):
+        if self.grad_fn is None and self.requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        from .ops.inplace import apply_inplace
+        return apply_inplace(self, lambda base: base * 0 + src.to(base.dtype), "copy")
+    indexing._write(self, indexing.normalize_key(self, ()), src)
+    self._bump_version()
+    return self
+
+
+def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    return creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                           requires_grad=requires_grad)
+
+
+def _new_filled(fn: Callable) -> Callable:
+    def method(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+        return fn(*size, dtype=dtype or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad)
+    return method
+
+
+def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None,
+             device: Any = None, requires_grad: bool = False) -> Tensor:
+    return creation.full(size, fill_value, dtype=dtype or self.dtype,
+                         device=device or self.device, requires_grad=requires_grad)
+
+
+def where_method(self: Tensor, condition: Tensor, y: Any) -> Tensor:
+    """torch's ``x.where(cond, y)``: self where cond else y."""
+    return ternary.where(condition, self, y)
+
+
+def squeeze_method(self: Tensor, dim: Any = None) -> Tensor:
+    return sh.squeeze_torch(self, dim)
+
+
+def max_method(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    return red.max(self, dim, keepdim)
+
+
+def min_method(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    return red.min(self, dim, keepdim)
+
+
+def sort_method(self: Tensor, dim: int = -1, descending: bool = False,
+                stable: bool = False) -> Any:
+    return sorting.sort_torch(self, dim, descending, stable)
+
+
+def argsort_method(self: Tensor, dim: int = -1, descending: bool = False,
+                   stable: bool = False) -> Tensor:
+    return sorting.argsort(self, dim, descending, True)
+
+
+def std_method(self: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+               correction: Any = None) -> Tensor:
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return red.std(self, dim, keepdim=keepdim, correction=correction)
+
+
+def var_method(self: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+               correction: Any = None) -> Tensor:
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return red.var(self, dim, keepdim=keepdim, correction=correction)
+
+
+def nonzero_method(self: Tensor, *, as_tuple: bool = False) -> Any:
+    return indexing.nonzero_torch(self, as_tuple=as_tuple)
+
+
+def round_method(self: Tensor, decimals: int = 0) -> Tensor:
+    return composite.round_decimals(self, decimals)
+
+
+def _size_method(self: Tensor) -> "_Size":
+    return _Size(self.numel(), self._data.shape)
+
+
+class _Size(int):
+    """``x.size`` is the element count (the Array API's attribute) and, called, torch's
+    ``x.size()`` / ``x.size(dim)``."""
+
+    def __new__(cls, n: int, shape: tuple) -> "_Size":
+        obj = super().__new__(cls, n)
+        obj._shape = shape
+        return obj
+
+    def __call__(self, dim: int | None = None) -> Any:
+        if dim is None:
+            return self._shape
+        from .shape_util import normalize_axis
+        return self._shape[normalize_axis(dim, len(self._shape))]
+
+
+def item_size(self: Tensor) -> int:
+    return self.numel()
+
+
+def _bind_methods() -> None:
+    T = Tensor
+    # elementwise, by Array API and torch names
+    for name in ew.UNARY_OPS:
+        setattr(T, name, getattr(ew, name))
+        setattr(T, name + "_", _inplace_unary(name))
+    for name in ew.BINARY_OPS:
+        setattr(T, name, getattr(ew, name))
+        setattr(T, name + "_", _inplace_binary(name))
+    aliases = {
+        "neg": "negative", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+        "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "absolute": "abs",
+        "sub": "subtract", "mul": "multiply", "arctan2": "atan2", "bitwise_not":
+        "bitwise_invert", "eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
+        "gt": "greater", "ge": "greater_equal", "greater_than": "greater",
+        "less_than": "less", "power": "pow", "fmax": "maximum", "fmin": "minimum",
+    }
+    for alias, name in aliases.items():
+        setattr(T, alias, getattr(T, name))
+        if hasattr(T, name + "_"):
+            setattr(T, alias + "_", getattr(T, name + "_"))
+    T.add = ew.add
+    T.subtract = T.sub = ew.subtract
+    T.div = T.divide = T.true_divide = composite.divide
+    T.div_ = T.divide_ = T.true_divide_ = _inplace_from(composite.divide, "div")
+    T.fmod = composite.fmod
+    T.fmod_ = _inplace_from(composite.fmod, "fmod")
+    T.round = round_method
+    T.frac, T.lerp, T.trace, T.cross = composite.frac, composite.lerp, composite.trace, \
+        composite.cross
+    T.isclose, T.allclose, T.equal = composite.isclose, composite.allclose, composite.equal
+    T.logit, T.xlogy, T.sinc = composite.logit, composite.xlogy, composite.sinc
+    T.clamp = T.clip = ternary.clamp
+    T.clamp_ = T.clip_ = _inplace_from(ternary.clamp, "clamp")
+    T.where = where_method
+    T.masked_fill = indexing.masked_fill
+    T.masked_fill_ = _inplace_from(indexing.masked_fill, "masked_fill")
+    T.lerp_ = _inplace_from(composite.lerp, "lerp")
+    # reductions
+    for name in ("sum", "prod", "mean", "amax", "amin", "argmax", "argmin", "all", "any",
+                 "logsumexp", "cumsum", "cumprod", "norm", "nansum", "nanmean",
+                 "aminmax"):
+        setattr(T, name, getattr(red, name))
+    T.cumsum_ = _inplace_from(red.cumsum, "cumsum")
+    T.max, T.min, T.std, T.var = max_method, min_method, std_method, var_method
+    T.count_nonzero = indexing.count_nonzero
+    # shape
+    for name in ("reshape", "view", "flatten", "unflatten", "permute", "transpose", "swapaxes",
+                 "swapdims", "t", "moveaxis", "movedim", "unsqueeze", "expand", "expand_as",
+                 "broadcast_to", "contiguous", "clone", "flip", "fliplr", "flipud", "roll",
+                 "split", "chunk", "tensor_split", "unbind", "narrow", "select", "tile",
+                 "repeat_interleave", "diagonal", "diag", "diag_embed"):
+        setattr(T, name, getattr(sh, name))
+    T.t_ = _t_inplace
+    T.squeeze = squeeze_method
+    T.repeat = sh.repeat_tensor
+    T.view_as = lambda self, other: sh.view(self, other.shape)
+    T.reshape_as = lambda self, other: sh.reshape(self, other.shape)
+    T.tril, T.triu = creation.tril, creation.triu
+    T.tril_ = _inplace_from(creation.tril, "tril")
+    T.triu_ = _inplace_from(creation.triu, "triu")
+    # indexing
+    for name in ("gather", "scatter", "scatter_add", "index_select", "take", "masked_select",
+                 "take_along_dim"):
+        setattr(T, name, getattr(indexing, name))
+    T.scatter_ = _inplace_from(indexing.scatter, "scatter")
+    T.scatter_add_ = _inplace_from(indexing.scatter_add, "scatter_add")
+    T.nonzero = nonzero_method
+    T.argwhere = lambda self: indexing.nonzero_torch(self)
+    # sorting
+    T.sort, T.argsort = sort_method, argsort_method
+    for name in ("topk", "kthvalue", "median", "quantile", "unique", "msort"):
+        setattr(T, name, getattr(sorting, name))
+    # products
+    for name in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger"):
+        setattr(T, name, getattr(linalg_ops, name))
+    # conversion
+    T.to, T.cpu, T.cuda, T.type_as = conversion.to, conversion.cpu, conversion.cuda, \
+        conversion.type_as
+    T.astype = conversion.astype
+    for name, fn in conversion.CAST_METHODS.items():
+        setattr(T, name, fn)
+    # filling, copying, random
+    T.zero_, T.fill_, T.copy_ = zero_, fill_, copy_
+    T.uniform_, T.normal_, T.bernoulli_ = rnd.uniform_, rnd.normal_, rnd.bernoulli_
+    T.random_, T.exponential_ = rnd.random_, rnd.exponential_
+    T.new_tensor, T.new_full = new_tensor, new_full
+    T.new_zeros = _new_filled(creation.zeros)
+    T.new_ones = _new_filled(creation.ones)
+    T.new_empty = _new_filled(creation.empty)
+    T.size = property(_size_method)
+    T.heaviside = composite.heaviside
+    T.deg2rad, T.rad2deg = composite.deg2rad, composite.rad2deg
+
+
+def _t_inplace(self: Tensor) -> Tensor:
+    raise NotImplementedError("t_() is not supported; use x = x.t()")
+
+
+_bind_operators()
+_bind_methods()

@@ -1,0 +1,141 @@
+"""Small ops written once from other ops (so differentiable and portable for free):
+torch's ``div(rounding_mode=...)``, ``fmod``, ``frac``, ``lerp``, ``isclose``, ``trace``,
+``diff``..."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import dtypes as _dt
+from ..graph import no_grad_ctx
+from ..tensor import Tensor
+from .elementwise import (_binary, BINARY_OPS, floor_divide, remainder, where)
+
+
+def divide(x1: Any, x2: Any, /, *, rounding_mode: str | None = None) -> Tensor:
+    """True division; torch's ``rounding_mode='trunc'`` / ``'floor'`` too."""
+    if rounding_mode is None:
+        return _binary(BINARY_OPS["divide"], x1, x2)
+    if rounding_mode == "floor":
+        return floor_divide(x1, x2)
+    if rounding_mode == "trunc":
+        q = _binary(BINARY_OPS["divide"], x1, x2)
+        dtype = _dt.result_type(x1, x2)
+        q = q.trunc()
+        return q if dtype.kind in "fc" else q.to(dtype)
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                     f"found {rounding_mode!r}")
+
+
+def fmod(x1: Any, x2: Any) -> Tensor:
+    """C-style remainder: the sign of the dividend (torch.fmod)."""
+    r = remainder(x1, x2)
+    sign_a = x1 if isinstance(x1, Tensor) else r * 0 + x1
+    fix = (r != 0) & ((r < 0) != (sign_a < 0))
+    return where(fix, r - x2, r)
+
+
+def frac(x: Tensor) -> Tensor:
+    return x - x.trunc()
+
+
+def lerp(start: Tensor, end: Any, weight: Any) -> Tensor:
+    """``start + weight * (end - start)``."""
+    return start + weight * (end - start)
+
+
+def isclose(a: Tensor, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    with no_grad_ctx():
+        close = (a - b).abs() <= atol + rtol * (b.abs() if isinstance(b, Tensor) else abs(b))
+        close = close | (a == b)
+        if equal_nan:
+            bn = b.isnan() if isinstance(b, Tensor) else math.isnan(b)
+            close = close | (a.isnan() & bn)
+    return close
+
+
+def allclose(a: Tensor, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    return bool(isclose(a, b, rtol, atol, equal_nan).all().item())
+
+
+def equal(a: Tensor, b: Tensor) -> bool:
+    """True when both have the same shape and elements (torch.equal)."""
+    if a.shape != b.shape:
+        return False
+    with no_grad_ctx():
+        return bool((a == b).all().item())
+
+
+def trace(x: Tensor) -> Tensor:
+    if x.ndim != 2:
+        raise ValueError(f"trace: expected a matrix, got {x.ndim}-D")
+    return x.diagonal().sum()
+
+
+def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
+         append: Any = None) -> Tensor:
+    """n-th forward difference along ``axis`` (Array API / NumPy)."""
+    from .shape import cat
+    if prepend is not None or append is not None:
+        parts = [p for p in (prepend, x, append) if p is not None]
+        x = cat([p if isinstance(p, Tensor) else x.new_full((1,) * x.ndim, p)
+                 .broadcast_to(tuple(1 if i == (axis % x.ndim) else s
+                                     for i, s in enumerate(x.shape)))
+                 for p in parts], axis)
+    for _ in range(n):
+        m = x.shape[axis]
+        x = x.narrow(axis, 1, m - 1) - x.narrow(axis, 0, m - 1) if x.dtype is not _dt.bool_ \
+            else x.narrow(axis, 1, m - 1) != x.narrow(axis, 0, m - 1)
+    return x
+
+
+def cross(a: Tensor, b: Tensor, dim: int = -1) -> Tensor:
+    """Cross product of 3-vectors along ``dim``."""
+    from .shape import stack
+    a0, a1, a2 = a.unbind(dim)
+    b0, b1, b2 = b.unbind(dim)
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
+
+
+def heaviside(x: Tensor, values: Any) -> Tensor:
+    return where(x == 0, values, (x > 0).to(x.dtype))
+
+
+def logit(x: Tensor, eps: float | None = None) -> Tensor:
+    if eps is not None:
+        x = x.clamp(eps, 1 - eps)
+    return (x / (1 - x)).log()
+
+
+def xlogy(x: Any, y: Any) -> Tensor:
+    """``x * log(y)``, 0 where x == 0 (torch)."""
+    prod = x * (y.log() if isinstance(y, Tensor) else math.log(y))
+    return where(x == 0, 0, prod) if isinstance(x, Tensor) else prod
+
+
+def sinc(x: Tensor) -> Tensor:
+    px = x * math.pi
+    return where(x == 0, 1, px.sin() / where(x == 0, 1, px))
+
+
+def deg2rad(x: Tensor) -> Tensor:
+    return x * (math.pi / 180)
+
+
+def rad2deg(x: Tensor) -> Tensor:
+    return x * (180 / math.pi)
+
+
+def round_decimals(x: Tensor, decimals: int = 0) -> Tensor:
+    """torch's ``round(x, decimals=n)`` (half to even)."""
+    if decimals == 0:
+        return _round0(x)
+    s = 10.0 ** decimals
+    return _round0(x * s) / s
+
+
+def _round0(x: Tensor) -> Tensor:
+    from .elementwise import UNARY_OPS, _unary
+    return _unary(UNARY_OPS["round"], x)

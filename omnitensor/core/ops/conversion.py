@@ -1,0 +1,127 @@
+"""Moving tensors between devices and dtypes: ``to``, ``astype``, ``cpu``, ``float()``..."""
+from __future__ import annotations
+
+from typing import Any
+
+from .. import dtypes as _dt
+from ..device import Device, device as as_device
+from ..graph import needs_grad, record
+from ..tensor import Tensor, _make
+from .creation import check_dtype, resolve_device
+from .elementwise import _backend_failure
+
+
+def _cast(x: Tensor, d: _dt.DType, copy: bool = False) -> Tensor:
+    if d is x._dtype:
+        return x.clone() if copy else x
+    check_dtype(x._device, d)
+    be = x._device.backend
+    try:
+        data = be.astype(x._data, d.np)
+    except Exception as e:  # noqa: BLE001
+        raise _backend_failure("astype", x._device, e) from None
+    out = _make(data, x._device, d)
+    if needs_grad(x) and d.kind in "fc":
+        record("ToCopyBackward0", _cast_backward, out, (x,), src=x._dtype)
+    return out
+
+
+def _cast_backward(node: Any, g: Tensor) -> tuple:
+    src = node.src
+    if src.kind == "f" and g._dtype.kind == "c":
+        g = g.real
+    return (g.to(src),)
+
+
+def _move(x: Tensor, dev: Device) -> Tensor:
+    if dev is x._device:
+        return x
+    check_dtype(dev, x._dtype)
+    src_be, dst_be = x._device.backend, dev.backend
+    try:
+        direct = getattr(dst_be, "transfer_from", None)
+        data = direct(x._data, src_be, dev.index) if direct is not None else None
+        if data is None:
+            host = src_be.to_numpy(x._data)
+            if dev.type == "cpu":
+                host = host.copy() if x._device.type == "cpu" else host
+            data = dst_be.from_numpy(host, dev.index)
+    except Exception as e:  # noqa: BLE001
+        raise _backend_failure(f"transfer {x._device} -> {dev}", dev, e) from None
+    out = _make(data, dev, x._dtype)
+    if needs_grad(x):
+        record("ToCopyBackward0", _move_backward, out, (x,), src_device=x._device)
+    return out
+
+
+def _move_backward(node: Any, g: Tensor) -> tuple:
+    return (_move(g, node.src_device),)
+
+
+def to(x: Tensor, *args: Any, device: Any = None, dtype: Any = None, non_blocking: bool = False,
+       copy: bool = False, memory_format: Any = None) -> Tensor:
+    """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(other)``: a tensor on
+    that device with that dtype (x itself when nothing changes, unless ``copy``)."""
+    for a in args:
+        if isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, (Device, str)) and not (isinstance(a, str) and _is_dtype_name(a)):
+            device = a
+        elif a is not None:
+            dtype = a
+    out = x
+    if device is not None:
+        out = _move(out, resolve_device(device))
+    if dtype is not None:
+        out = _cast(out, _dt.as_dtype(dtype))
+    if copy and out is x:
+        out = x.clone()
+    return out
+
+
+def _is_dtype_name(s: str) -> bool:
+    try:
+        _dt.as_dtype(s)
+        return True
+    except _dt.DTypeError:
+        return False
+
+
+def astype(x: Tensor, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tensor:
+    """Array API ``astype``: a copy in ``dtype`` (no copy when ``copy=False`` and nothing
+    changes)."""
+    out = x if device is None else _move(x, resolve_device(device))
+    out = _cast(out, _dt.as_dtype(dtype), copy=copy and out is x)
+    return out
+
+
+def cpu(x: Tensor) -> Tensor:
+    """This tensor on the cpu device."""
+    return _move(x, as_device("cpu"))
+
+
+def cuda(x: Tensor, device: Any = None) -> Tensor:
+    """This tensor on a CUDA device (``cuda:0`` by default)."""
+    if isinstance(device, int):
+        device = f"cuda:{device}"
+    return _move(x, resolve_device(device or "cuda:0"))
+
+
+def type_as(x: Tensor, other: Tensor) -> Tensor:
+    return _cast(x, other.dtype)
+
+
+def _caster(d: _dt.DType) -> Any:
+    def method(x: Tensor) -> Tensor:
+        return _cast(x, d)
+    method.__doc__ = f"This tensor as {d.name}."
+    return method
+
+
+CAST_METHODS = {
+    "float": _caster(_dt.float32), "double": _caster(_dt.float64),
+    "half": _caster(_dt.float16), "int": _caster(_dt.int32), "long": _caster(_dt.int64),
+    "short": _caster(_dt.int16), "char": _caster(_dt.int8), "byte": _caster(_dt.uint8),
+    "bool": _caster(_dt.bool_), "cfloat": _caster(_dt.complex64),
+    "cdouble": _caster(_dt.complex128),
+}

@@ -1,0 +1,526 @@
+"""Elementwise ops: the dispatch machinery and the op table.
+
+Each op is one row: its name, its dtype rule (``dtype_rules``), how it runs (a backend
+primitive of the same Array API name, or a small forward over primitives) and its backward
+formula, written with Tensor ops so that it runs on every backend and is itself
+differentiable (higher-order gradients). The functions ``omnitensor.exp``, ``add``... and
+the methods/operators of Tensor are generated from these rows.
+
+The hot path (``_binary``) is kept flat: a memoised dtype rule, one device identity check,
+broadcasting only when shapes differ, one backend call, and graph recording only when an
+input requires grad.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from ...errors import BackendError, DeviceMismatchError, OmnitensorError, ShapeError, mismatch_message
+from .. import dtypes as _dt
+from ..graph import _mode, record
+from ..shape_util import broadcast_shapes
+from ..tensor import Tensor, _make
+from . import dtype_rules as R
+
+_SCALARS = (bool, int, float, complex)
+_PY_OF_KIND = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
+def _backend_failure(op: str, dev: Any, err: Exception) -> Exception:
+    if isinstance(err, OmnitensorError):
+        return err
+    return BackendError(f"{op} failed on {dev} ({dev.backend.name} backend): "
+                        f"{type(err).__name__}: {err}")
+
+
+# --------------------------------------------------------------------------- op rows
+class UnaryOp:
+    """One elementwise op of one operand."""
+
+    __slots__ = ("name", "rule", "grad", "save", "prim", "forward", "node_name", "_cache")
+
+    def __init__(self, name: str, rule: Callable, grad: Callable | None = None,
+                 save: str = "", prim: str | None = None,
+                 forward: Callable | None = None) -> None:
+        self.name = name
+        self.rule = rule
+        self.grad = grad          # grad(g, x, out) -> gx
+        self.save = save          # which of "x", "out" the formula reads
+        self.prim = prim or name  # backend primitive
+        self.forward = forward    # forward(backend, data, compute_dtype) when not a primitive
+        self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+        self._cache: dict = {}
+
+    def resolve(self, d: _dt.DType) -> tuple[_dt.DType, _dt.DType]:
+        r = self._cache.get(d)
+        if r is None:
+            r = self._cache[d] = self.rule(self.name, d)
+        return r
+
+
+class BinaryOp:
+    """One elementwise op of two operands (tensors or weak Python scalars)."""
+
+    __slots__ = ("name", "rule", "grad", "save", "prim", "node_name", "_cache")
+
+    def __init__(self, name: str, rule: Callable, grad: Callable | None = None,
+                 save: str = "", prim: str | None = None) -> None:
+        self.name = name
+        self.rule = rule
+        self.grad = grad          # grad(g, a, b, out) -> (ga, gb)
+        self.save = save          # which of "a", "b", "out" the formula reads
+        self.prim = prim or name
+        self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+        self._cache: dict = {}
+
+    def resolve(self, a: _dt.DType, b: _dt.DType) -> tuple[_dt.DType, _dt.DType]:
+        key = (a, b)
+        r = self._cache.get(key)
+        if r is None:
+            r = self._cache[key] = self.rule(self.name, a, b)
+        return r
+
+
+# ------------------------------------------------------------------------- dispatch
+def _unary(op: UnaryOp, x: Any) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op.name}: expected a Tensor, got {type(x).__name__}")
+    d = x._dtype
+    cd, od = op._cache.get(d) or op.resolve(d)
+    dev = x._device
+    be = dev.backend
+    data = x._data
+    try:
+        if d is not cd:
+            data = be.astype(data, cd.np)
+        if op.forward is None:
+            data = getattr(be, op.prim)(data)
+        else:
+            data = op.forward(be, data, cd)
+    except Exception as e:  # noqa: BLE001 - translated into an omnitensor error
+        raise _backend_failure(op.name, dev, e) from None
+    out = _make(data, dev, od)
+    if _mode.enabled and x.requires_grad and op.grad is not None and od.kind in "fc":
+        saved = (x,) if op.save == "x" else (out,) if op.save == "out" else \
+            (x, out) if op.save == "x,out" else ()
+        record(op.node_name, _unary_backward, out, (x,), saved, op=op)
+    return out
+
+
+def _unary_backward(node: Any, g: Tensor) -> tuple:
+    op = node.op
+    saved = node.saved_tensors
+    x = saved[0] if op.save in ("x", "x,out") else None
+    out = saved[-1] if op.save in ("out", "x,out") else None
+    return (op.grad(g, x, out),)
+
+
+def _operands(op_name: str, a: Any, b: Any) -> tuple:
+    """Resolve (device, dtype of a, dtype of b) for tensor/scalar operands."""
+    if isinstance(a, Tensor):
+        da = a._dtype
+        if isinstance(b, Tensor):
+            db = b._dtype
+            if b._device is not a._device:
+                return _mixed_devices(op_name, a, b)
+            return a._device, da, db, a, b
+        if isinstance(b, _SCALARS):
+            return a._device, da, _dt.scalar_dtype(b, da), a, b
+    elif isinstance(b, Tensor) and isinstance(a, _SCALARS):
+        db = b._dtype
+        return b._device, _dt.scalar_dtype(a, db), db, a, b
+    raise TypeError(f"{op_name}: expected Tensors or Python scalars, got "
+                    f"{type(a).__name__} and {type(b).__name__}")
+
+
+def _mixed_devices(op_name: str, a: Tensor, b: Tensor) -> tuple:
+    # a 0-d cpu tensor is not "on a device" (torch): it joins the other operand's device
+    # as a value, keeping its dtype
+    if b.ndim == 0 and b._device.type == "cpu":
+        return a._device, a._dtype, b._dtype, a, _CpuScalar(b)
+    if a.ndim == 0 and a._device.type == "cpu":
+        return b._device, a._dtype, b._dtype, _CpuScalar(a), b
+    raise DeviceMismatchError(mismatch_message(op_name, a._device, b._device))
+
+
+class _CpuScalar:
+    """A 0-d cpu tensor used as an operand on another device (a strong-dtype value)."""
+
+    __slots__ = ("tensor", "value")
+
+    def __init__(self, t: Tensor) -> None:
+        self.tensor = t
+        self.value = t.item()
+
+
+def _operand_data(x: Any, d: _dt.DType, cd: _dt.DType, be: Any) -> Any:
+    if isinstance(x, Tensor):
+        data = x._data
+        return data if d is cd else be.astype(data, cd.np)
+    if isinstance(x, _CpuScalar):
+        x = x.value
+    return _PY_OF_KIND[cd.kind](x)
+
+
+def _binary(op: BinaryOp, a: Any, b: Any) -> Tensor:
+    dev, da, db, a, b = _operands(op.name, a, b)
+    cd, od = op._cache.get((da, db)) or op.resolve(da, db)
+    be = dev.backend
+    try:
+        ad = _operand_data(a, da, cd, be)
+        bd = _operand_data(b, db, cd, be)
+        if isinstance(a, Tensor) and isinstance(b, Tensor):
+            sa, sb = ad.shape, bd.shape
+            if sa != sb:
+                shape = broadcast_shapes(sa, sb)
+                if sa != shape:
+                    ad = be.broadcast_to(ad, shape)
+                if sb != shape:
+                    bd = be.broadcast_to(bd, shape)
+        data = getattr(be, op.prim)(ad, bd)
+    except ShapeError as e:
+        raise ShapeError(f"{op.name}: {e}") from None
+    except Exception as e:  # noqa: BLE001
+        raise _backend_failure(op.name, dev, e) from None
+    out = _make(data, dev, od)
+    if _mode.enabled and op.grad is not None and od.kind in "fc" and (
+            getattr(a, "requires_grad", False) or getattr(b, "requires_grad", False)):
+        _record_binary(op, a, b, out)
+    return out
+
+
+def _record_binary(op: BinaryOp, a: Any, b: Any, out: Tensor) -> None:
+    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+    save = op.save
+    saved = []
+    if "a" in save and ta:
+        saved.append(a)
+    if "b" in save and tb:
+        saved.append(b)
+    if "out" in save:
+        saved.append(out)
+    sa = None if ta else (a.value if isinstance(a, _CpuScalar) else a)
+    sb = None if tb else (b.value if isinstance(b, _CpuScalar) else b)
+    record(op.node_name, _binary_backward, out, (a if ta else None, b if tb else None),
+           tuple(saved), op=op, sa=sa, sb=sb)
+
+
+def _binary_backward(node: Any, g: Tensor) -> tuple:
+    op = node.op
+    save = op.save
+    it = iter(node.saved_tensors)
+    a = next(it) if "a" in save and node.sa is None else node.sa
+    b = next(it) if "b" in save and node.sb is None else node.sb
+    out = next(it) if "out" in save else None
+    return op.grad(g, a, b, out)
+
+
+def _binary_inplace(op: BinaryOp, x: Tensor, other: Any) -> Tensor:
+    """``x op= other`` in place, with torch's casting and autograd rules."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op.name}_: expected a Tensor, got {type(x).__name__}")
+    record_grad = _mode.enabled and (x.requires_grad or getattr(other, "requires_grad", False))
+    if record_grad and x.grad_fn is None and x.requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    dev, da, db, _, other = _operands(op.name, x, other)
+    cd, od = op._cache.get((da, db)) or op.resolve(da, db)
+    if not _dt.can_cast(od, da, "same_kind"):
+        raise _dt.DTypeError(f"{op.name}_: result type {od.name} can't be cast to the desired "
+                             f"output type {da.name} of the in-place operation")
+    if isinstance(other, Tensor) and broadcast_shapes(x.shape, other.shape) != x.shape:
+        raise ShapeError(f"{op.name}_: output with shape {x.shape} doesn't match the "
+                         f"broadcast shape {broadcast_shapes(x.shape, other.shape)}")
+    if record_grad:
+        from .inplace import apply_inplace
+        return apply_inplace(x, lambda base: _binary(op, base, other), op.name)
+    be = dev.backend
+    try:
+        xd = x._data
+        od_data = _operand_data(other, db, cd, be)
+        if isinstance(other, Tensor) and od_data.shape != xd.shape:
+            od_data = be.broadcast_to(od_data, xd.shape)
+        if cd is da and od is da:
+            getattr(be, op.prim)(xd, od_data, out=xd)
+        else:
+            res = getattr(be, op.prim)(_operand_data(x, da, cd, be), od_data)
+            be.assign(xd, be.astype(res, da.np) if od is not da else res)
+    except Exception as e:  # noqa: BLE001
+        raise _backend_failure(op.name + "_", dev, e) from None
+    x._bump_version()
+    return x
+
+
+def _unary_inplace(op: UnaryOp, x: Tensor) -> Tensor:
+    record_grad = _mode.enabled and x.requires_grad
+    if record_grad and x.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    cd, od = op.resolve(x._dtype)
+    if not _dt.can_cast(od, x._dtype, "same_kind"):
+        raise _dt.DTypeError(f"{op.name}_: result type {od.name} can't be cast to the desired "
+                             f"output type {x._dtype.name} of the in-place operation")
+    if record_grad:
+        from .inplace import apply_inplace
+        return apply_inplace(x, lambda base: _unary(op, base), op.name)
+    res = _unary(op, x)
+    be = x._device.backend
+    be.assign(x._data, res._data if od is x._dtype else be.astype(res._data, x._dtype.np))
+    x._bump_version()
+    return x
+
+
+# ----------------------------------------------------------------- formula helpers
+def _conj(t: Any) -> Any:
+    return t.conj() if isinstance(t, Tensor) and t._dtype.kind == "c" else t
+
+
+def _zeros_like(g: Tensor) -> Tensor:
+    return g * 0
+
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+# ------------------------------------------------------- forwards that are not primitives
+def _identity_for_integers(prim: str) -> Callable:
+    def forward(be: Any, x: Any, cd: _dt.DType) -> Any:
+        return be.copy(x) if cd.kind in "biu" else getattr(be, prim)(x)
+    return forward
+
+
+def _float_predicate(prim: str, integer_value: bool) -> Callable:
+    def forward(be: Any, x: Any, cd: _dt.DType) -> Any:
+        if cd.kind in "biu":
+            return be.full(x.shape, integer_value, _dt.bool_.np, be.device_index(x))
+        return getattr(be, prim)(x)
+    return forward
+
+
+def _signbit(be: Any, x: Any, cd: _dt.DType) -> Any:
+    if cd.kind == "u" or cd.kind == "b":
+        return be.full(x.shape, False, _dt.bool_.np, be.device_index(x))
+    if cd.kind == "i":
+        return be.less(x, 0)
+    return be.signbit(x)
+
+
+def _positive(be: Any, x: Any, cd: _dt.DType) -> Any:
+    return be.copy(x)
+
+
+def _real_part(be: Any, x: Any, cd: _dt.DType) -> Any:
+    return be.real(x) if cd.kind == "c" else x
+
+
+def _imag_part(be: Any, x: Any, cd: _dt.DType) -> Any:
+    if cd.kind != "c":
+        raise _dt.DTypeError(f"imag is not implemented for tensors with non-complex dtype "
+                             f"{cd.name}")
+    return be.imag(x)
+
+
+def _conj_forward(be: Any, x: Any, cd: _dt.DType) -> Any:
+    return be.conj(x) if cd.kind == "c" else x
+
+
+def _rsqrt(be: Any, x: Any, cd: _dt.DType) -> Any:
+    fast = getattr(be, "rsqrt", None)
+    if fast is not None:
+        return fast(x)
+    r = be.sqrt(x)
+    return be.reciprocal(r, out=r)
+
+
+def _sigmoid(be: Any, x: Any, cd: _dt.DType) -> Any:
+    fast = getattr(be, "sigmoid", None)
+    if fast is not None:
+        return fast(x)
+    r = be.negative(x)
+    be.exp(r, out=r)
+    be.add(r, 1, out=r)
+    return be.reciprocal(r, out=r)
+
+
+def _relu(be: Any, x: Any, cd: _dt.DType) -> Any:
+    return be.maximum(x, _PY_OF_KIND[cd.kind](0))
+
+
+def _sgn(x: Tensor) -> Tensor:
+    """sign for reals, x/|x| for complex (0 at 0): the derivative of abs."""
+    if x._dtype.kind != "c":
+        return x.sign()
+    a = x.abs()
+    return where(a == 0, 0, x / where(a == 0, 1, a))
+
+
+# ----------------------------------------------------------------------- the table
+U = UnaryOp
+UNARY_OPS: dict[str, UnaryOp] = {op.name: op for op in [
+    U("negative", R.u_numeric, lambda g, x, y: -g),
+    U("positive", R.u_numeric, lambda g, x, y: g, forward=_positive),
+    U("abs", R.u_abs, lambda g, x, y: g * _sgn(x), "x"),
+    U("exp", R.u_float, lambda g, x, y: g * _conj(y), "out"),
+    U("expm1", R.u_float, lambda g, x, y: g * _conj(y + 1), "out"),
+    U("log", R.u_float, lambda g, x, y: g / _conj(x), "x"),
+    U("log1p", R.u_float, lambda g, x, y: g / _conj(x + 1), "x"),
+    U("log2", R.u_float, lambda g, x, y: g / (_conj(x) * _LN2), "x"),
+    U("log10", R.u_float, lambda g, x, y: g / (_conj(x) * _LN10), "x"),
+    U("sqrt", R.u_float, lambda g, x, y: g / (2 * _conj(y)), "out"),
+    U("rsqrt", R.u_float, lambda g, x, y: g * (-0.5) * _conj(y * y * y), "out",
+      forward=_rsqrt),
+    U("square", R.u_numeric, lambda g, x, y: g * 2 * _conj(x), "x"),
+    U("sin", R.u_float, lambda g, x, y: g * _conj(x.cos()), "x"),
+    U("cos", R.u_float, lambda g, x, y: -g * _conj(x.sin()), "x"),
+    U("tan", R.u_float, lambda g, x, y: g * _conj(1 + y * y), "out"),
+    U("asin", R.u_float, lambda g, x, y: g / _conj((1 - x * x).sqrt()), "x"),
+    U("acos", R.u_float, lambda g, x, y: -g / _conj((1 - x * x).sqrt()), "x"),
+    U("atan", R.u_float, lambda g, x, y: g / _conj(1 + x * x), "x"),
+    U("sinh", R.u_float, lambda g, x, y: g * _conj(x.cosh()), "x"),
+    U("cosh", R.u_float, lambda g, x, y: g * _conj(x.sinh()), "x"),
+    U("tanh", R.u_float, lambda g, x, y: g * _conj(1 - y * y), "out"),
+    U("asinh", R.u_float, lambda g, x, y: g / _conj((x * x + 1).sqrt()), "x"),
+    U("acosh", R.u_float, lambda g, x, y: g / _conj((x - 1).sqrt() * (x + 1).sqrt()), "x"),
+    U("atanh", R.u_float, lambda g, x, y: g / _conj(1 - x * x), "x"),
+    U("erf", R.u_real_float, lambda g, x, y: g * _TWO_OVER_SQRT_PI * (-(x * x)).exp(), "x"),
+    U("sigmoid", R.u_float, lambda g, x, y: g * _conj(y * (1 - y)), "out",
+      forward=_sigmoid),
+    U("relu", R.u_real_numeric, lambda g, x, y: g * (y > 0), "out", forward=_relu),
+    U("sign", R.u_numeric, lambda g, x, y: _zeros_like(g)),
+    U("floor", R.u_real_numeric, lambda g, x, y: _zeros_like(g),
+      forward=_identity_for_integers("floor")),
+    U("ceil", R.u_real_numeric, lambda g, x, y: _zeros_like(g),
+      forward=_identity_for_integers("ceil")),
+    U("round", R.u_numeric, lambda g, x, y: _zeros_like(g),
+      forward=_identity_for_integers("round")),
+    U("trunc", R.u_real_numeric, lambda g, x, y: _zeros_like(g),
+      forward=_identity_for_integers("trunc")),
+    U("reciprocal", R.u_float, lambda g, x, y: -g * _conj(y * y), "out"),
+    U("isnan", R.u_predicate, forward=_float_predicate("isnan", False)),
+    U("isinf", R.u_predicate, forward=_float_predicate("isinf", False)),
+    U("isfinite", R.u_predicate, forward=_float_predicate("isfinite", True)),
+    U("signbit", R.u_real_predicate, forward=_signbit),
+    U("logical_not", R.u_logical),
+    U("bitwise_invert", R.u_integer_or_bool),
+    U("conj", R.u_any, lambda g, x, y: _conj(g), forward=_conj_forward),
+    U("real", R.u_complex_part, lambda g, x, y: g, forward=_real_part),
+    U("imag", R.u_complex_part, lambda g, x, y: g * 1j, forward=_imag_part),
+]}
+
+
+def _pow_grads(g: Tensor, a: Any, b: Any, out: Any) -> tuple:
+    ga = gb = None
+    if isinstance(a, Tensor) and a.requires_grad:
+        if isinstance(b, (int, float)) and b == 0:
+            ga = g * 0
+        else:
+            ga = g * _conj(b * a ** (b - 1))
+    if isinstance(b, Tensor) and b.requires_grad:
+        base = a if isinstance(a, Tensor) else b * 0 + a
+        # d/db a**b = a**b * log(a); defined as 0 where a == 0 and b >= 0 (torch)
+        log_a = where((base == 0) & (b >= 0), 0, base.log()) if base._dtype.kind != "c" \
+            else base.log()
+        gb = g * _conj(out * log_a)
+    return ga, gb
+
+
+def _max_grads(g: Tensor, a: Any, b: Any, out: Any, pick_a: Callable) -> tuple:
+    # ties split the gradient in half, as torch does
+    half = g / 2
+    ga = where(a == b, half, where(pick_a(a, b), g, 0))
+    gb = where(a == b, half, where(pick_a(a, b), 0, g))
+    return ga, gb
+
+
+B = BinaryOp
+BINARY_OPS: dict[str, BinaryOp] = {op.name: op for op in [
+    B("add", R.b_arith, lambda g, a, b, y: (g, g)),
+    B("subtract", R.b_subtract, lambda g, a, b, y: (g, -g)),
+    B("multiply", R.b_arith, lambda g, a, b, y: (g * _conj(b), g * _conj(a)), "a,b"),
+    B("divide", R.b_true_divide,
+      lambda g, a, b, y: (g / _conj(b), -g * _conj(y) / _conj(b)), "b,out"),
+    B("floor_divide", R.b_real_numeric, lambda g, a, b, y: (g * 0, g * 0)),
+    B("remainder", R.b_real_numeric,
+      lambda g, a, b, y: (g, -g * (a // b) if isinstance(b, Tensor) else None), "a,b"),
+    B("pow", R.b_pow, _pow_grads, "a,b,out"),
+    B("maximum", R.b_real, lambda g, a, b, y: _max_grads(g, a, b, y, lambda p, q: p > q),
+      "a,b"),
+    B("minimum", R.b_real, lambda g, a, b, y: _max_grads(g, a, b, y, lambda p, q: p < q),
+      "a,b"),
+    B("atan2", R.b_real_float,
+      lambda g, a, b, y: (g * b / (a * a + b * b), -g * a / (a * a + b * b)), "a,b"),
+    B("hypot", R.b_real_float, lambda g, a, b, y: (g * a / y, g * b / y), "a,b,out"),
+    B("logaddexp", R.b_real_float,
+      lambda g, a, b, y: (g * (a - y).exp(), g * (b - y).exp()), "a,b,out"),
+    B("copysign", R.b_real_float,
+      lambda g, a, b, y: (g * where(a == 0, 0, y / where(a == 0, 1, a)), g * 0), "a,out"),
+    B("nextafter", R.b_real_float),
+    B("equal", R.b_equality),
+    B("not_equal", R.b_equality),
+    B("less", R.b_ordering),
+    B("less_equal", R.b_ordering),
+    B("greater", R.b_ordering),
+    B("greater_equal", R.b_ordering),
+    B("logical_and", R.b_logical),
+    B("logical_or", R.b_logical),
+    B("logical_xor", R.b_logical),
+    B("bitwise_and", R.b_bitwise),
+    B("bitwise_or", R.b_bitwise),
+    B("bitwise_xor", R.b_bitwise),
+    B("bitwise_left_shift", R.b_shift),
+    B("bitwise_right_shift", R.b_shift),
+]}
+
+
+# ---------------------------------------------------------- public functions from rows
+def _make_unary(op: UnaryOp) -> Callable[..., Tensor]:
+    def fn(x: Tensor, /) -> Tensor:
+        return _unary(op, x)
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"Elementwise {op.name} (Array API / torch semantics)."
+    return fn
+
+
+def _make_binary(op: BinaryOp) -> Callable[..., Tensor]:
+    def fn(x1: Any, x2: Any, /) -> Tensor:
+        return _binary(op, x1, x2)
+    fn.__name__ = fn.__qualname__ = op.name
+    fn.__doc__ = f"Elementwise {op.name} with broadcasting and type promotion."
+    return fn
+
+
+for _op in UNARY_OPS.values():
+    globals()[_op.name] = _make_unary(_op)
+for _op in BINARY_OPS.values():
+    globals()[_op.name] = _make_binary(_op)
+del _op
+
+_ADD, _SUB, _MUL = BINARY_OPS["add"], BINARY_OPS["subtract"], BINARY_OPS["multiply"]
+
+
+def add(input: Any, other: Any, /, *, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``input + alpha * other`` (torch's ``alpha``), with broadcasting and promotion."""
+    if alpha != 1:
+        other = _binary(_MUL, other, alpha)
+    return _binary(_ADD, input, other)
+
+
+def subtract(input: Any, other: Any, /, *, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``input - alpha * other``."""
+    if alpha != 1:
+        other = _binary(_MUL, other, alpha)
+    return _binary(_SUB, input, other)
+
+
+def where(condition: Tensor, x1: Any, x2: Any, /) -> Tensor:
+    """``x1`` where ``condition`` else ``x2``, broadcasting all three."""
+    from .ternary import where as _where
+    return _where(condition, x1, x2)
+
+
+def clamp(x: Tensor, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """Limit values to ``[min, max]`` (tensors or scalars); NaN stays NaN."""
+    from .ternary import clamp as _clamp
+    return _clamp(x, min, max)

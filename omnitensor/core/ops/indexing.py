@@ -1,0 +1,594 @@
+"""Indexing: ``x[key]``, ``x[key] = v``, gather/scatter, masks, nonzero, take.
+
+Every advanced-indexing case reduces to two backend primitives, ``gather_nd`` and
+``scatter_nd`` (one index array per axis), so a backend without native fancy indexing
+(OpenCL) gets the whole NumPy/torch indexing model. Backends with native NumPy-style
+indexing may offer ``index_advanced``/``index_put_advanced`` fast paths.
+Indices are bounds-checked here (one device sync per advanced index), so backends never
+see an out-of-range index and users get an IndexError instead of garbage.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import IndexOutOfRangeError, ShapeError
+from .. import dtypes as _dt
+from ..graph import needs_grad, no_grad_ctx, record
+from ..shape_util import broadcast_shapes, normalize_axis
+from ..tensor import Tensor, _make
+from .shape import _as_view
+
+
+# ------------------------------------------------------------------- key handling
+class _Key:
+    """A normalised index: ``entries`` hold None, int, slice or int64 Tensors (one per
+    consumed axis, Ellipsis expanded, masks turned into coordinates)."""
+
+    __slots__ = ("entries", "advanced", "empty_axes")
+
+    def __init__(self, entries: list, advanced: bool, empty_axes: list) -> None:
+        self.entries = entries
+        self.advanced = advanced
+        self.empty_axes = empty_axes
+
+
+def _to_index_tensor(k: Any, x: Tensor) -> Tensor:
+    from .creation import tensor
+    arr = np.asarray(k)
+    if arr.dtype == object or arr.dtype.kind not in "biu":
+        if arr.size == 0:
+            arr = arr.astype(np.int64)
+        else:
+            raise IndexError(f"only integers, slices, None, Ellipsis, and integer or boolean "
+                             f"tensors are valid indices (got {type(k).__name__} of "
+                             f"{arr.dtype})")
+    return tensor(arr, device=x.device)
+
+
+def normalize_key(x: Tensor, key: Any) -> _Key:
+    if not isinstance(key, tuple):
+        key = (key,)
+    items: list = []
+    for k in key:
+        if k is None or k is Ellipsis or isinstance(k, slice) or isinstance(k, bool):
+            items.append(k)
+        elif isinstance(k, Tensor):
+            if k._device is not x._device and not (k.ndim == 0 and k._device.type == "cpu"):
+                if k._device.type == "cpu":
+                    k = k.to(x._device)
+                else:
+                    raise IndexError(f"indices on {k.device} cannot index a tensor on "
+                                     f"{x.device}; move them with .to('{x.device}')")
+            if k._dtype.kind not in "biu":
+                raise IndexError(f"tensors used as indices must be long, int or bool tensors, "
+                                 f"got {k.dtype.name}")
+            if k.ndim == 0:
+                items.append(bool(k.item()) if k._dtype is _dt.bool_ else int(k.item()))
+            else:
+                items.append(k)
+        elif isinstance(k, (list, np.ndarray)):
+            items.append(_to_index_tensor(k, x))
+        elif hasattr(k, "__index__"):
+            items.append(int(k.__index__()))
+        else:
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and integer "
+                             f"or boolean tensors are valid indices (got {type(k).__name__})")
+    consumed = 0
+    for k in items:
+        if isinstance(k, Tensor):
+            consumed += k.ndim if k._dtype is _dt.bool_ else 1
+        elif k is not None and k is not Ellipsis and not isinstance(k, bool):
+            consumed += 1
+    if items.count(Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim} (got {consumed})")
+    if Ellipsis in items:
+        i = items.index(Ellipsis)
+        items[i:i + 1] = [slice(None)] * (x.ndim - consumed)
+    else:
+        items += [slice(None)] * (x.ndim - consumed)
+    # second pass: bounds, slices, masks
+    entries: list = []
+    empty_axes: list = []
+    axis = 0
+    advanced = False
+    for k in items:
+        if k is None:
+            entries.append(None)
+        elif isinstance(k, bool):
+            if not k:
+                empty_axes.append(len(entries))
+            entries.append(None)
+        elif isinstance(k, int):
+            n = x.shape[axis]
+            if not -n <= k < n:
+                raise IndexOutOfRangeError(f"index {k} is out of bounds for dimension {axis} "
+                                           f"with size {n}")
+            entries.append(k % n)
+            axis += 1
+        elif isinstance(k, slice):
+            n = x.shape[axis]
+            if k.step == 0:
+                raise ValueError("slice step cannot be zero")
+            r = range(*k.indices(n))
+            if len(r) == 0:
+                entries.append(slice(0, 0, 1))
+            else:
+                entries.append(slice(r.start, r.stop if r.stop >= 0 else None, r.step))
+            axis += 1
+        else:  # index tensor
+            advanced = True
+            if k._dtype is _dt.bool_:
+                mshape = x.shape[axis:axis + k.ndim]
+                if k.shape != mshape:
+                    raise IndexError(f"the shape of the mask {list(k.shape)} at index {axis} "
+                                     f"does not match the shape of the indexed tensor "
+                                     f"{list(mshape)}")
+                coords = k._device.backend.nonzero(k._data)
+                for c in coords:
+                    entries.append(_make(c, k._device, _dt.int64))
+                axis += k.ndim
+            else:
+                entries.append(_checked_indices(k, x.shape[axis], axis))
+                axis += 1
+    return _Key(entries, advanced, empty_axes)
+
+
+def _checked_indices(idx: Tensor, n: int, axis: int) -> Tensor:
+    """int64 indices with negatives wrapped; IndexError when any is out of range."""
+    with no_grad_ctx():
+        if idx._dtype is not _dt.int64:
+            idx = idx.to(_dt.int64)
+        if idx.numel():
+            lo, hi = int(idx.min().item()), int(idx.max().item())
+            if lo < -n or hi >= n:
+                bad = lo if lo < -n else hi
+                raise IndexOutOfRangeError(f"index {bad} is out of bounds for dimension {axis} "
+                                           f"with size {n}")
+            if lo < 0:
+                from .elementwise import where
+                idx = where(idx < 0, idx + n, idx)
+    return idx
+
+
+def _basic_part(x: Tensor, key: _Key) -> tuple[tuple, list[int], list[Tensor]]:
+    """(basic key with advanced entries as full slices, their positions in the basic
+    result's axes, the index tensors)."""
+    basic, positions, tensors = [], [], []
+    out_axis = 0
+    in_axis = 0
+    for k in key.entries:
+        if k is not None:
+            in_axis += 1
+        if isinstance(k, Tensor):
+            basic.append(slice(0, x.shape[in_axis - 1], 1))
+            positions.append(out_axis)
+            tensors.append(k)
+            out_axis += 1
+        else:
+            basic.append(k)
+            if not isinstance(k, int):
+                out_axis += 1
+    return tuple(basic), positions, tensors
+
+
+def _basic_view(x: Tensor, basic: tuple) -> Tensor:
+    data = x._device.backend.index(x._data, basic) if basic else x._data
+    return _as_view(x, data, lambda b: b[basic])
+
+
+# ----------------------------------------------------------------------- getitem
+def getitem(x: Tensor, key: Any) -> Tensor:
+    k = normalize_key(x, key)
+    if not k.advanced:
+        out = _basic_view(x, tuple(k.entries))
+        if k.empty_axes:
+            out = out[tuple(slice(0, 0) if i in k.empty_axes else slice(None)
+                            for i in range(out.ndim))]
+        if needs_grad(x):
+            record("SliceBackward0", _getitem_backward, out, (x,), shape=x.shape, key=k)
+        return out
+    out = _gather(x, k)
+    if needs_grad(x):
+        record("IndexBackward0", _getitem_backward, out, (x,), shape=x.shape, key=k)
+    return out
+
+
+def _getitem_backward(node: Any, g: Tensor) -> tuple:
+    if not node.key.advanced:
+        from .shape import scatter_into_zeros
+        key = node.key
+        return (scatter_into_zeros(g, node.shape, lambda t: _replay_basic(t, key)),)
+    return (index_put_functional(None, node.key, g, accumulate=True, shape=node.shape),)
+
+
+def _replay_basic(t: Tensor, key: _Key) -> Tensor:
+    with no_grad_ctx():
+        out = _basic_view(t, tuple(key.entries))
+    if key.empty_axes:
+        out = out[tuple(slice(0, 0) if i in key.empty_axes else slice(None)
+                        for i in range(out.ndim))]
+    if needs_grad(t):
+        record("SliceBackward0", _getitem_backward, out, (t,), shape=t.shape, key=key)
+    return out
+
+
+def _plan(y: Tensor, positions: list[int], tensors: list[Tensor]) -> tuple:
+    """Permutation putting advanced axes first, the broadcast index shape and the full
+    per-axis index tuple for gather_nd/scatter_nd."""
+    s = broadcast_shapes(*[t.shape for t in tensors])
+    rest = [d for d in range(y.ndim) if d not in positions]
+    perm = positions + rest
+    rest_shape = tuple(y.shape[d] for d in rest)
+    full_shape = s + rest_shape
+    be = y._device.backend
+    idx = []
+    lead = len(s)
+    for t in tensors:
+        data = t._data
+        if t.shape != s:
+            data = be.broadcast_to(data, s)
+        data = be.reshape(data, s + (1,) * len(rest))
+        idx.append(be.broadcast_to(data, full_shape))
+    for j, n in enumerate(rest_shape):
+        r = be.arange(0, 1, n, np.dtype(np.int64), y._device.index)
+        shape = (1,) * lead + tuple(n if i == j else 1 for i in range(len(rest)))
+        idx.append(be.broadcast_to(be.reshape(r, shape), full_shape))
+    adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
+    return perm, s, full_shape, tuple(idx), adjacent
+
+
+def _result_perm(ndim_s: int, ndim_total: int, first_pos: int) -> tuple[int, ...]:
+    """Move the broadcast-index block (first ``ndim_s`` axes) to ``first_pos``."""
+    order = list(range(ndim_s, ndim_total))
+    return tuple(order[:first_pos] + list(range(ndim_s)) + order[first_pos:])
+
+
+def _gather(x: Tensor, key: _Key) -> Tensor:
+    be = x._device.backend
+    fast = getattr(be, "index_advanced", None)
+    if fast is not None:
+        data = fast(x._data, tuple(e._data if isinstance(e, Tensor) else e
+                                   for e in key.entries))
+        return _make(data, x._device, x._dtype)
+    basic, positions, tensors = _basic_part(x, key)
+    with no_grad_ctx():
+        y = _basic_view(x, basic)
+    perm, s, full_shape, idx, adjacent = _plan(y, positions, tensors)
+    yp = be.permute(y._data, tuple(perm))
+    data = be.gather_nd(yp, idx)
+    if adjacent and positions[0] > 0:
+        data = be.contiguous(be.permute(data, _result_perm(len(s), len(full_shape),
+                                                           positions[0])))
+    return _make(data, x._device, x._dtype)
+
+
+# ----------------------------------------------------------------------- setitem
+def _value_data(x: Tensor, value: Any, shape: tuple) -> Any:
+    """Backend data of ``value`` in x's dtype, broadcast to ``shape`` (scalars pass)."""
+    be = x._device.backend
+    if isinstance(value, Tensor):
+        if value._device is not x._device:
+            if value.ndim == 0 and value._device.type == "cpu":
+                return _scalar_of(x, value.item())
+            from ...errors import DeviceMismatchError, mismatch_message
+            raise DeviceMismatchError(mismatch_message("setitem", x.device, value.device))
+        data = value._data if value._dtype is x._dtype else be.astype(value._data, x._dtype.np)
+        if data.shape != shape:
+            try:
+                bshape = broadcast_shapes(data.shape, shape)
+            except ShapeError:
+                bshape = None
+            if bshape != shape:
+                # torch allows leading size-1 axes in the value
+                squeezed = tuple(data.shape)
+                while len(squeezed) > len(shape) and squeezed[0] == 1:
+                    squeezed = squeezed[1:]
+                if broadcast_shapes(squeezed, shape) != shape if len(squeezed) <= len(shape) \
+                        else True:
+                    raise ShapeError(f"shape mismatch: value tensor of shape {value.shape} "
+                                     f"cannot be broadcast to indexing result of shape "
+                                     f"{shape}")
+                data = be.reshape(data, squeezed)
+            data = be.broadcast_to(data, shape)
+        return data
+    if isinstance(value, (bool, int, float, complex)):
+        return _scalar_of(x, value)
+    from .creation import tensor
+    return _value_data(x, tensor(value, device=x.device, dtype=x.dtype), shape)
+
+
+def _scalar_of(x: Tensor, v: Any) -> Any:
+    from .elementwise import _PY_OF_KIND
+    if x._dtype.kind in "iub" and isinstance(v, float):
+        v = int(v)
+    if x._dtype.kind == "f" and isinstance(v, complex):
+        raise _dt.DTypeError(f"cannot assign a complex value to a {x.dtype.name} tensor")
+    return _PY_OF_KIND[x._dtype.kind](v)
+
+
+def _write(x: Tensor, key: _Key, value: Any, accumulate: bool = False) -> None:
+    """The raw in-place write ``x[key] = value`` (or ``+=``), no autograd."""
+    be = x._device.backend
+    if not key.advanced:
+        view = _basic_view(x, tuple(key.entries))
+        if key.empty_axes or view.numel() == 0:
+            return
+        v = _value_data(x, value, view.shape)
+        if accumulate:
+            v = be.add(view._data, v)
+        be.assign(view._data, v)
+        return
+    fast = getattr(be, "index_put_advanced", None)
+    if fast is not None:
+        entries = tuple(e._data if isinstance(e, Tensor) else e for e in key.entries)
+        shape = be.index_advanced(x._data, entries).shape
+        fast(x._data, entries, _value_data(x, value, shape), accumulate)
+        return
+    basic, positions, tensors = _basic_part(x, key)
+    y = _basic_view(x, basic)
+    perm, s, full_shape, idx, adjacent = _plan(y, positions, tensors)
+    if adjacent and positions[0] > 0:
+        res_perm = _result_perm(len(s), len(full_shape), positions[0])
+        res_shape = tuple(full_shape[p] for p in res_perm)
+        v = _value_data(x, value, res_shape)
+        if not isinstance(v, (bool, int, float, complex)):
+            inv = tuple(sorted(range(len(res_perm)), key=res_perm.__getitem__))
+            v = be.permute(v, inv)
+    else:
+        v = _value_data(x, value, full_shape)
+    if isinstance(v, (bool, int, float, complex)):
+        v = be.broadcast_to(be.full((), v, x._dtype.np, x._device.index), full_shape)
+    be.scatter_nd(be.permute(y._data, tuple(perm)), idx, v, accumulate)
+
+
+def setitem(x: Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value`` in place (torch semantics, autograd-aware)."""
+    if isinstance(key, Tensor) and key._dtype is _dt.bool_ and key.shape == x.shape and \
+            not needs_grad(x, value) and isinstance(value, (bool, int, float)):
+        # x[mask] = scalar: one where, no device sync
+        from .elementwise import where
+        res = where(key, value, x)
+        x._device.backend.assign(x._data, res._data if res._dtype is x._dtype else
+                                 x._device.backend.astype(res._data, x._dtype.np))
+        x._bump_version()
+        return
+    k = normalize_key(x, key)
+    if needs_grad(x, value):
+        if x.grad_fn is None and x.requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        from .inplace import apply_inplace
+        apply_inplace(x, lambda base: index_put_functional(base, k, value), "setitem")
+        return
+    _write(x, k, value)
+    x._bump_version()
+
+
+def index_put_functional(x: Tensor | None, key: _Key, value: Any, accumulate: bool = False,
+                         shape: tuple | None = None) -> Tensor:
+    """Out of place ``x[key] = value`` (``+=`` with ``accumulate``); x None means zeros of
+    ``shape``. Differentiable in x and value."""
+    from .creation import zeros
+    with no_grad_ctx():
+        if x is None:
+            out = zeros(shape, dtype=value.dtype, device=value.device)
+        else:
+            out = x.clone()
+        _write(out, key, value.detach() if isinstance(value, Tensor) else value, accumulate)
+    if needs_grad(x, value):
+        vshape = value.shape if isinstance(value, Tensor) else None
+        record("IndexPutBackward0", _index_put_backward, out,
+               (x, value if isinstance(value, Tensor) else None), key=key,
+               accumulate=accumulate, vshape=vshape)
+    return out
+
+
+def _index_put_backward(node: Any, g: Tensor) -> tuple:
+    from .shape import sum_to
+    key = node.key
+    gx = gv = None
+    if node.needs_input_grad[0]:
+        gx = g if node.accumulate else index_put_functional(g, key, 0)
+    if node.needs_input_grad[1]:
+        sel = getitem_key(g, key)
+        gv = _reduce_to(sel, node.vshape, sum_to)
+    return gx, gv
+
+
+def _reduce_to(sel: Tensor, vshape: tuple, sum_to: Any) -> Tensor:
+    if sel.shape == vshape:
+        return sel
+    if len(vshape) < sel.ndim or sel.ndim == len(vshape):
+        return sum_to(sel, vshape)
+    return sel.reshape(vshape)
+
+
+def getitem_key(x: Tensor, key: _Key) -> Tensor:
+    """``x[key]`` for an already normalised key (autograd-aware)."""
+    if not key.advanced:
+        return _replay_basic(x, key)
+    out = _gather(x, key)
+    if needs_grad(x):
+        record("IndexBackward0", _getitem_backward, out, (x,), shape=x.shape, key=key)
+    return out
+
+
+# ------------------------------------------------------------- gather and scatter
+def _dim_indices(x_shape: tuple, dim: int, index: Tensor) -> tuple:
+    """Full per-axis index arrays for torch's gather/scatter along ``dim``."""
+    be = index._device.backend
+    shape = index.shape
+    idx = []
+    for d in range(len(shape)):
+        if d == dim:
+            idx.append(index._data)
+        else:
+            r = be.arange(0, 1, shape[d], np.dtype(np.int64), index._device.index)
+            r = be.reshape(r, tuple(shape[d] if i == d else 1 for i in range(len(shape))))
+            idx.append(be.broadcast_to(r, shape))
+    return tuple(idx)
+
+
+def _check_gather(op: str, x: Tensor, dim: int, index: Tensor) -> tuple[int, Tensor]:
+    if not isinstance(index, Tensor) or index._dtype.kind not in "iu":
+        raise _dt.DTypeError(f"{op}(): Expected dtype int64 for index")
+    if index._device is not x._device:
+        from ...errors import DeviceMismatchError, mismatch_message
+        raise DeviceMismatchError(mismatch_message(op, x.device, index.device))
+    d = normalize_axis(dim, x.ndim)
+    if index.ndim != x.ndim:
+        raise ShapeError(f"{op}: index tensor must have the same number of dimensions as "
+                         f"input tensor ({index.ndim} vs {x.ndim})")
+    for i, (a, b) in enumerate(zip(index.shape, x.shape)):
+        if i != d and a > b:
+            raise ShapeError(f"{op}: size of index {index.shape} exceeds input {x.shape} at "
+                             f"dimension {i}")
+    return d, _checked_indices(index, x.shape[d], d)
+
+
+def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """``out[i][j] = x[index[i][j]][j]`` for dim 0 (torch's gather)."""
+    d, index = _check_gather("gather", x, dim, index)
+    be = x._device.backend
+    data = be.gather_nd(x._data, _dim_indices(x.shape, d, index))
+    out = _make(data, x._device, x._dtype)
+    if needs_grad(x):
+        record("GatherBackward0", _gather_backward, out, (x,), (index,), dim=d, shape=x.shape)
+    return out
+
+
+def _gather_backward(node: Any, g: Tensor) -> tuple:
+    (index,) = node.saved_tensors
+    from .creation import zeros
+    base = zeros(node.shape, dtype=g.dtype, device=g.device)
+    return (scatter_add(base, node.dim, index, g),)
+
+
+def _scatter(x: Tensor, dim: int, index: Tensor, src: Any, accumulate: bool,
+             name: str) -> Tensor:
+    d, index = _check_gather(name, x, dim, index)
+    be = x._device.backend
+    with no_grad_ctx():
+        out = x.clone()
+        if isinstance(src, Tensor):
+            sd = src._data if src._dtype is x._dtype else be.astype(src._data, x._dtype.np)
+            if src.shape != index.shape:
+                sd = be.index(sd, tuple(slice(0, n, 1) for n in index.shape))
+        else:
+            sd = be.broadcast_to(be.full((), _scalar_of(x, src), x._dtype.np, x._device.index),
+                                 index.shape)
+        be.scatter_nd(out._data, _dim_indices(x.shape, d, index), sd, accumulate)
+    if needs_grad(x, src):
+        record("ScatterAddBackward0" if accumulate else "ScatterBackward0", _scatter_backward,
+               out, (x, src if isinstance(src, Tensor) else None), (index,), dim=d,
+               accumulate=accumulate, src_shape=getattr(src, "shape", None))
+    return out
+
+
+def _scatter_backward(node: Any, g: Tensor) -> tuple:
+    (index,) = node.saved_tensors
+    gx = gs = None
+    if node.needs_input_grad[0]:
+        gx = g if node.accumulate else scatter(g, node.dim, index, 0)
+    if node.needs_input_grad[1]:
+        gs = gather(g, node.dim, index)
+        if gs.shape != node.src_shape:
+            from .shape import pad_constant
+            gs = pad_constant(gs, [(0, s - n) for s, n in zip(node.src_shape, gs.shape)])
+    return gx, gs
+
+
+def scatter(x: Tensor, dim: int, index: Tensor, src: Any) -> Tensor:
+    """Out of place: ``out[index[i][j]][j] = src[i][j]`` for dim 0 (torch)."""
+    return _scatter(x, dim, index, src, False, "scatter")
+
+
+def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """Out of place: ``out[index[i][j]][j] += src[i][j]`` (duplicates summed)."""
+    return _scatter(x, dim, index, src, True, "scatter_add")
+
+
+def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """Entries of ``x`` at the 1-D ``index`` along ``dim``."""
+    if index.ndim > 1:
+        raise ShapeError(f"index_select: index must be 1-D, got {index.ndim}-D")
+    d = normalize_axis(dim, x.ndim)
+    return getitem(x, (slice(None),) * d + (index.reshape(-1),))
+
+
+def take(x: Tensor, indices: Any, /, *, axis: int | None = None) -> Tensor:
+    """Elements at ``indices`` along ``axis`` (of the flattened tensor when None)."""
+    if not isinstance(indices, Tensor):
+        from .creation import tensor
+        indices = tensor(indices, device=x.device)
+    if axis is None:
+        return getitem(x.reshape(-1), (indices,))
+    d = normalize_axis(axis, x.ndim)
+    return getitem(x, (slice(None),) * d + (indices,))
+
+
+def take_along_axis(x: Tensor, indices: Tensor, /, axis: int = -1) -> Tensor:
+    """Array API / NumPy ``take_along_axis`` (non-axis dims broadcast)."""
+    d = normalize_axis(axis, x.ndim)
+    if indices.ndim != x.ndim:
+        raise ShapeError(f"take_along_axis: indices must have {x.ndim} dims, got "
+                         f"{indices.ndim}")
+    shape_x = tuple(n if i == d else m for i, (n, m) in
+                    enumerate(zip(x.shape, broadcast_shapes(x.shape, indices.shape))))
+    shape_i = tuple(n if i == d else m for i, (n, m) in
+                    enumerate(zip(indices.shape, broadcast_shapes(x.shape, indices.shape))))
+    return gather(x.broadcast_to(shape_x), d, indices.broadcast_to(shape_i))
+
+
+def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    if dim is None:
+        return take(x, indices.reshape(-1))
+    return take_along_axis(x, indices, dim)
+
+
+def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """``value`` where ``mask`` else x (x's dtype kept)."""
+    from .elementwise import where
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise ShapeError("masked_fill only supports a 0-dimensional value tensor")
+        if not needs_grad(value):
+            value = value.item()
+    if isinstance(value, (bool, int, float, complex)):
+        value = _scalar_of(x, value)
+    out = where(mask, value, x)
+    return out if out._dtype is x._dtype else out.to(x._dtype)
+
+
+def masked_select(x: Tensor, mask: Tensor) -> Tensor:
+    """The 1-D tensor of x's elements where ``mask`` (broadcast) is True."""
+    shape = broadcast_shapes(x.shape, mask.shape)
+    return getitem(x.broadcast_to(shape), (mask.broadcast_to(shape),))
+
+
+def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
+    """Array API ``nonzero``: a tuple of int64 index tensors, one per axis."""
+    if x.ndim == 0:
+        raise ValueError("nonzero is not defined for 0-d tensors; use x.reshape(1)")
+    coords = x._device.backend.nonzero(x._data)
+    return tuple(_make(c, x._device, _dt.int64) for c in coords)
+
+
+def nonzero_torch(x: Tensor, *, as_tuple: bool = False) -> Any:
+    """torch's ``nonzero``: an (N, ndim) int64 tensor, or a tuple with ``as_tuple``."""
+    if as_tuple:
+        return nonzero(x) if x.ndim else nonzero(x.reshape(1))
+    from .shape import stack
+    if x.ndim == 0:
+        from .creation import zeros
+        return zeros((1 if x.item() else 0, 0), dtype=_dt.int64, device=x.device)
+    return stack(nonzero(x), 1)
+
+
+def count_nonzero(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Number of non-zero elements (int64)."""
+    return (x != 0).sum(axis=axis, keepdims=keepdims)

@@ -1,0 +1,270 @@
+"""Sorting and set ops: sort, argsort, topk, kthvalue, median, unique, searchsorted.
+
+Sorted values are ``gather(x, argsort(x))`` when a gradient is needed, so their backward is
+gather's; otherwise the backend's sort is used directly.
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from ...errors import ShapeError
+from .. import dtypes as _dt
+from ..graph import needs_grad, no_grad_ctx
+from ..shape_util import normalize_axis
+from ..tensor import Tensor, _make
+from .elementwise import _backend_failure
+
+
+class ValuesIndices(NamedTuple):
+    """torch.return_types.sort/topk/kthvalue/median/mode: ``values, indices``."""
+    values: Tensor
+    indices: Tensor
+
+
+def _check_orderable(op: str, x: Tensor) -> None:
+    if x._dtype.kind == "c":
+        raise _dt.DTypeError(f"{op}: complex numbers are not ordered")
+
+
+def argsort(x: Tensor, /, dim: int = -1, descending: bool = False, stable: bool = True, *,
+            axis: Any = None) -> Tensor:
+    """int64 indices that sort ``x`` along an axis (NaN last ascending, first
+    descending); stable by default (the Array API's default; torch's is unstable, and a
+    stable order is one of its valid orders)."""
+    _check_orderable("argsort", x)
+    if x.ndim == 0:
+        from .creation import zeros
+        return zeros((), dtype=_dt.int64, device=x.device)
+    a = normalize_axis(dim if axis is None else axis, x.ndim)
+    be = x._device.backend
+    data = x._data if x._dtype is not _dt.bool_ else be.astype(x._data, _dt.uint8.np)
+    try:
+        out = be.argsort(data, a, bool(descending), bool(stable))
+    except Exception as e:  # noqa: BLE001
+        raise _backend_failure("argsort", x._device, e) from None
+    return _make(out, x._device, _dt.int64)
+
+
+def _sorted_values(x: Tensor, a: int, descending: bool, stable: bool) -> tuple[Tensor, Tensor]:
+    idx = argsort(x, a, descending, stable)
+    from .indexing import gather
+    return gather(x, a, idx), idx
+
+
+def sort_array_api(x: Tensor, /, *, axis: int = -1, descending: bool = False,
+                   stable: bool = True) -> Tensor:
+    """Array API ``sort``: the sorted tensor."""
+    _check_orderable("sort", x)
+    if x.ndim == 0:
+        return x.clone()
+    a = normalize_axis(axis, x.ndim)
+    if needs_grad(x):
+        return _sorted_values(x, a, descending, stable)[0]
+    be = x._device.backend
+    try:
+        data = be.sort(x._data, a, bool(descending), bool(stable))
+    except Exception as e:  # noqa: BLE001
+        raise _backend_failure("sort", x._device, e) from None
+    return _make(data, x._device, x._dtype)
+
+
+def sort_torch(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False
+               ) -> ValuesIndices:
+    """torch's ``sort``: ``(values, indices)``."""
+    _check_orderable("sort", x)
+    if x.ndim == 0:
+        from .creation import zeros
+        return ValuesIndices(x.clone(), zeros((), dtype=_dt.int64, device=x.device))
+    a = normalize_axis(dim, x.ndim)
+    v, i = _sorted_values(x, a, descending, True)
+    return ValuesIndices(v, i)
+
+
+def sort(x: Tensor, /, dim: Any = None, descending: bool = False, stable: Any = None, *,
+         axis: Any = None) -> Any:
+    """``sort(x, axis=...)`` follows the Array API (returns the sorted tensor);
+    ``sort(x, dim)`` / ``sort(x, dim=...)`` follows torch (returns values and indices)."""
+    if dim is not None and axis is None:
+        return sort_torch(x, dim, descending, bool(stable))
+    return sort_array_api(x, axis=-1 if axis is None else axis, descending=descending,
+                          stable=True if stable is None else stable)
+
+
+def msort(x: Tensor) -> Tensor:
+    return sort_torch(x, 0).values
+
+
+def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
+         ) -> ValuesIndices:  # noqa: A002
+    """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
+    _check_orderable("topk", x)
+    a = normalize_axis(dim, x.ndim) if x.ndim else 0
+    n = x.shape[a] if x.ndim else 1
+    if not 0 <= k <= n:
+        raise ShapeError(f"topk: k ({k}) is out of range for dimension {a} of size {n}")
+    if x.ndim == 0:
+        return sort_torch(x)
+    idx = argsort(x, a, descending=largest, stable=True).narrow(a, 0, k)
+    from .indexing import gather
+    return ValuesIndices(gather(x, a, idx), idx)
+
+
+def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    """The k-th smallest value (1-based) along ``dim`` and its index."""
+    a = normalize_axis(dim, x.ndim) if x.ndim else 0
+    n = x.shape[a] if x.ndim else 1
+    if not 1 <= k <= n:
+        raise ShapeError(f"kthvalue: k ({k}) is out of range for dimension of size {n}")
+    v, i = sort_torch(x, a)
+    v, i = v.narrow(a, k - 1, 1), i.narrow(a, k - 1, 1)
+    if not keepdim:
+        v, i = v.squeeze(a), i.squeeze(a)
+    return ValuesIndices(v, i)
+
+
+def median(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """torch's median: the lower of the two middle values; with ``dim``, values and
+    indices."""
+    if dim is None:
+        flat = x.reshape(-1)
+        return kthvalue(flat, (flat.shape[0] + 1) // 2, 0).values
+    a = normalize_axis(dim, x.ndim)
+    return kthvalue(x, (x.shape[a] + 1) // 2, a, keepdim)
+
+
+def quantile(x: Tensor, q: Any, dim: int | None = None, keepdim: bool = False,
+             interpolation: str = "linear") -> Tensor:
+    """Linear-interpolation quantiles (torch's default)."""
+    if dim is None:
+        x, dim = x.reshape(-1), 0
+    a = normalize_axis(dim, x.ndim)
+    v = sort_torch(x, a).values
+    n = x.shape[a]
+    qs = [q] if isinstance(q, (int, float)) else (q.tolist() if isinstance(q, Tensor) else q)
+    outs = []
+    for qq in qs:
+        pos = qq * (n - 1)
+        lo = int(pos)
+        hi = min(lo + 1, n - 1)
+        frac = pos - lo
+        r = v.narrow(a, lo, 1) * (1 - frac) + v.narrow(a, hi, 1) * frac
+        outs.append(r if keepdim else r.squeeze(a))
+    if isinstance(q, (int, float)):
+        return outs[0]
+    from .shape import stack
+    return stack(outs, 0)
+
+
+# --------------------------------------------------------------------- searchsorted
+def searchsorted(x1: Tensor, x2: Any, /, *, side: str = "left", sorter: Tensor | None = None,
+                 right: bool | None = None, out_int32: bool = False) -> Tensor:
+    """Insertion points of ``x2`` into the sorted last axis of ``x1`` (``side='right'``
+    or torch's ``right=True`` for the upper bound)."""
+    if right is not None:
+        side = "right" if right else "left"
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    if not isinstance(x2, Tensor):
+        from .creation import tensor
+        x2 = tensor(x2, device=x1.device)
+    if sorter is not None:
+        from .indexing import gather, take
+        x1 = take(x1, sorter) if x1.ndim == 1 else gather(x1, -1, sorter)
+    if x1.ndim > 1 and x1.shape[:-1] != x2.shape[:-1]:
+        raise ShapeError(f"searchsorted: leading dims of the sorted sequence {x1.shape[:-1]} "
+                         f"and the values {x2.shape[:-1]} must match")
+    d = _dt.promote_types(x1._dtype, x2._dtype)
+    a = x1 if x1._dtype is d else x1.to(d)
+    b = x2 if x2._dtype is d else x2.to(d)
+    be = x1._device.backend
+    scalar = b.ndim == 0
+    bd = be.reshape(b._data, (1,)) if scalar else b._data
+    try:
+        out = be.searchsorted(a._data, bd, side)
+    except Exception as e:  # noqa: BLE001
+        raise _backend_failure("searchsorted", x1._device, e) from None
+    if scalar:
+        out = be.reshape(out, ())
+    t = _make(out, x1._device, _dt.int64)
+    return t.to(_dt.int32) if out_int32 else t
+
+
+def bucketize(x: Tensor, boundaries: Tensor, *, right: bool = False,
+              out_int32: bool = False) -> Tensor:
+    """torch's bucketize (searchsorted with the roles swapped)."""
+    return searchsorted(boundaries, x, right=right, out_int32=out_int32)
+
+
+# -------------------------------------------------------------------------- unique
+class UniqueAll(NamedTuple):
+    values: Tensor
+    indices: Tensor
+    inverse_indices: Tensor
+    counts: Tensor
+
+
+class UniqueCounts(NamedTuple):
+    values: Tensor
+    counts: Tensor
+
+
+class UniqueInverse(NamedTuple):
+    values: Tensor
+    inverse_indices: Tensor
+
+
+def _unique_core(x: Tensor) -> UniqueAll:
+    """All unique-related results of the flattened tensor, computed on the device with one
+    device-to-host sync (the number of unique values). NaNs are each unique."""
+    with no_grad_ctx():
+        flat = x.reshape(-1)
+        n = flat.shape[0]
+        from .creation import arange, zeros
+        if n == 0:
+            e = zeros(0, dtype=_dt.int64, device=x.device)
+            return UniqueAll(flat.clone(), e, e.reshape(x.shape), e)
+        order = argsort(flat, 0, stable=True)
+        from .indexing import gather, nonzero, scatter
+        sv = gather(flat, 0, order)
+        from .shape import cat
+        first = cat([(sv[:1] == sv[:1]) | True, sv[1:] != sv[:-1]])
+        starts = nonzero(first)[0]
+        values = gather(sv, 0, starts)
+        ends = cat([starts[1:], arange(n, n + 1, device=x.device)])
+        counts = ends - starts
+        group = first.to(_dt.int64).cumsum(0) - 1
+        inverse = scatter(zeros(n, dtype=_dt.int64, device=x.device), 0, order, group)
+        first_index = gather(order, 0, starts)
+    return UniqueAll(values, first_index, inverse.reshape(x.shape), counts)
+
+
+def unique_values(x: Tensor, /) -> Tensor:
+    return _unique_core(x).values
+
+
+def unique_counts(x: Tensor, /) -> UniqueCounts:
+    u = _unique_core(x)
+    return UniqueCounts(u.values, u.counts)
+
+
+def unique_inverse(x: Tensor, /) -> UniqueInverse:
+    u = _unique_core(x)
+    return UniqueInverse(u.values, u.inverse_indices)
+
+
+def unique_all(x: Tensor, /) -> UniqueAll:
+    return _unique_core(x)
+
+
+def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+           return_counts: bool = False, dim: int | None = None) -> Any:
+    """torch's unique over the flattened tensor (``dim`` is not supported)."""
+    if dim is not None:
+        raise NotImplementedError("unique(dim=...) is not supported; use the flattened form")
+    u = _unique_core(x)
+    out: list = [u.values]
+    if return_inverse:
+        out.append(u.inverse_indices)
+    if return_counts:
+        out.append(u.counts)
+    return out[0] if len(out) == 1 else tuple(out)

@@ -1,0 +1,83 @@
+"""``repr`` of tensors in torch's format: ``tensor([1.5000, 2.0000], device='opencl:0',
+requires_grad=True)``."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import dtypes as _dt
+
+_THRESHOLD = 1000
+_EDGEITEMS = 3
+
+
+def _float_formatter(values: np.ndarray) -> Any:
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return lambda v: _special(v) or f"{v:.4f}"
+    absvals = np.abs(finite.astype(np.float64))
+    nonzero = absvals[absvals > 0]
+    all_int = bool(np.all(finite == np.round(finite)))
+    amax = float(absvals.max()) if absvals.size else 0.0
+    amin = float(nonzero.min()) if nonzero.size else 0.0
+    if all_int and amax < 1e8:
+        width = max(len(f"{v:.0f}") for v in finite.astype(np.float64)) + 1
+        return lambda v: _special(v) or f"{v:.0f}.".rjust(width)
+    sci = amax >= 1e8 or (amin and amin < 1e-4) or (amin and amax / amin > 1000)
+    if sci:
+        return lambda v: _special(v) or f"{v:.4e}"
+    width = max(len(f"{v:.4f}") for v in finite.astype(np.float64))
+    return lambda v: _special(v) or f"{v:.4f}".rjust(width)
+
+
+def _special(v: Any) -> str | None:
+    if np.isnan(v):
+        return "nan"
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return None
+
+
+def _format_array(arr: np.ndarray) -> str:
+    summarize = arr.size > _THRESHOLD
+    kind = arr.dtype.kind
+    opts: dict[str, Any] = {"separator": ", ", "prefix": "tensor(", "threshold": _THRESHOLD
+                            if summarize else arr.size + 1, "edgeitems": _EDGEITEMS,
+                            "max_line_width": 80}
+    if kind == "f":
+        fmt = _float_formatter(arr.astype(np.float64) if arr.dtype == np.float16 else arr)
+        opts["formatter"] = {"float_kind": fmt}
+    elif kind == "c":
+        re = _float_formatter(np.concatenate([arr.real.ravel(), arr.imag.ravel()]))
+        opts["formatter"] = {"complex_kind": lambda v: f"{re(v.real).strip()}"
+                             f"{'+' if v.imag >= 0 or np.isnan(v.imag) else '-'}"
+                             f"{re(abs(v.imag)).strip()}j"}
+    elif kind == "b":
+        opts["formatter"] = {"bool": lambda v: " True" if v else "False"}
+    if arr.ndim == 0:
+        fmts = opts.get("formatter", {})
+        f = fmts.get("float_kind") or fmts.get("complex_kind") or fmts.get("bool")
+        return (f(arr.item()).strip() if f else str(arr.item()))
+    return np.array2string(arr, **opts)
+
+
+def tensor_repr(t: Any) -> str:
+    arr = t._device.backend.to_numpy(t._data)
+    extras = []
+    if t._device.type != "cpu":
+        extras.append(f"device='{t._device}'")
+    default_dtype = {_dt.get_default_dtype(), _dt.int64, _dt.bool_}
+    if t.numel() == 0:
+        body = "[]"
+        if t.ndim != 1:
+            extras.insert(0, f"size={tuple(t.shape)}")
+    else:
+        body = _format_array(arr)
+    if t._dtype not in default_dtype or t.numel() == 0 and t._dtype is not _dt.get_default_dtype():
+        extras.append(f"dtype=omnitensor.{t._dtype.name}")
+    if t.grad_fn is not None:
+        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        extras.append("requires_grad=True")
+    return "tensor(" + body + "".join(", " + e for e in extras) + ")"

@@ -1,0 +1,100 @@
+"""Shape rules shared by every op: broadcasting, axis normalisation, strides."""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Iterable, Sequence
+
+from ..errors import IndexOutOfRangeError, ShapeError
+
+
+def normalize_axis(axis: Any, ndim: int) -> int:
+    """A non-negative axis; IndexError naming the valid range otherwise."""
+    try:
+        a = axis.__index__()
+    except AttributeError:
+        raise TypeError(f"axis/dim must be an integer, got {type(axis).__name__}") from None
+    n = max(ndim, 1)
+    if not -n <= a < n:
+        raise IndexOutOfRangeError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got "
+            f"{a})")
+    return a % n if ndim else 0
+
+
+def normalize_axes(axes: Any, ndim: int, allow_empty: bool = True) -> tuple[int, ...]:
+    """Sorted unique non-negative axes from None (all), an int or a sequence."""
+    if axes is None:
+        return tuple(range(ndim))
+    if isinstance(axes, (list, tuple)):
+        out = tuple(sorted(normalize_axis(a, ndim) for a in axes))
+        if len(set(out)) != len(out):
+            raise ValueError(f"repeated axis in {tuple(axes)}")
+        return out
+    return (normalize_axis(axes, ndim),)
+
+
+@lru_cache(maxsize=4096)
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The broadcast of shapes (NumPy/torch rules); ShapeError naming them otherwise."""
+    ndim = max(len(s) for s in shapes)
+    out = [1] * ndim
+    for s in shapes:
+        off = ndim - len(s)
+        for i, n in enumerate(s):
+            cur = out[off + i]
+            if n == cur or n == 1:
+                continue
+            if cur == 1:
+                out[off + i] = n
+            else:
+                raise ShapeError(
+                    "shapes " + " and ".join(str(tuple(x)) for x in shapes)
+                    + f" cannot be broadcast together (axis {off + i - ndim}: {cur} vs {n})")
+    return tuple(out)
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """C-order strides in elements."""
+    strides = []
+    acc = 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def prod(values: Iterable[int]) -> int:
+    p = 1
+    for v in values:
+        p *= v
+    return p
+
+
+def as_shape(args: Sequence[Any]) -> tuple[int, ...]:
+    """Accept ``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` forms of a shape."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = args[0]
+    elif len(args) == 1 and hasattr(args[0], "shape") and hasattr(args[0], "tolist"):
+        args = args[0].tolist()
+    try:
+        shape = tuple(int(a.__index__()) for a in args)
+    except AttributeError:
+        raise TypeError(f"a shape must be a sequence of integers, got {tuple(args)!r}") from None
+    if any(s < 0 for s in shape):
+        raise ShapeError(f"negative dimension in shape {shape}")
+    return shape
+
+
+def infer_reshape(shape: Sequence[int], size: int) -> tuple[int, ...]:
+    """Resolve one -1 in a target shape; ShapeError when sizes disagree."""
+    shape = tuple(int(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise ShapeError(f"only one dimension can be inferred (-1), got shape {shape}")
+    if -1 in shape:
+        known = prod(s for s in shape if s != -1)
+        if known == 0 or size % known:
+            raise ShapeError(f"shape {shape} is invalid for input of size {size}")
+        shape = tuple(size // known if s == -1 else s for s in shape)
+    if any(s < 0 for s in shape) or prod(shape) != size:
+        raise ShapeError(f"shape {shape} is invalid for input of size {size}")
+    return shape

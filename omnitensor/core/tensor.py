@@ -1,0 +1,368 @@
+"""The Tensor: a backend array on one device, plus autograd bookkeeping.
+
+This module holds the object itself (storage, metadata, conversions, autograd fields).
+Math and shape methods (``x.exp()``, ``x + y``, ``x.sum(dim=1)``) are the functions of
+``core/ops`` bound as methods in ``core/methods.py``, so each op is written once.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from . import graph
+from .device import Device, device as as_device
+from .dtypes import DType, as_dtype
+
+__all__ = ["Tensor"]
+
+_new = object.__new__
+
+
+class Tensor:
+    """A multi-dimensional array on a device, with torch semantics and the Array API's
+    array object interface. Create tensors with ``omnitensor.tensor``, ``zeros``,
+    ``asarray``... rather than with this class."""
+
+    __slots__ = ("_data", "_device", "_dtype", "requires_grad", "grad", "grad_fn",
+                 "_output_nr", "_base", "_vc", "_view_fn", "_accumulator", "_hooks",
+                 "_post_hooks", "_retains_grad", "__weakref__")
+
+    # ----------------------------------------------------------------- construction
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Tensor":
+        if args or kwargs:
+            from .ops.creation import tensor
+            return tensor(*args, **kwargs)
+        return _make(np.zeros(0, np.float32), as_device("cpu"), as_dtype("float32"))
+
+    # --------------------------------------------------------------------- metadata
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape as a tuple of ints (torch.Size is a tuple too)."""
+        return self._data.shape
+
+    @property
+    def dtype(self) -> DType:
+        return self._dtype
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        """Number of elements."""
+        n = 1
+        for s in self._data.shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self._dtype.itemsize
+
+    def stride(self, dim: int | None = None) -> Any:
+        """Strides in elements, as torch."""
+        s = self._device.backend.strides(self._data)
+        return s if dim is None else s[dim]
+
+    def is_contiguous(self) -> bool:
+        from .shape_util import contiguous_strides
+        shape = self._data.shape
+        strides = self._device.backend.strides(self._data)
+        return all(st == cs for st, cs, n in zip(strides, contiguous_strides(shape), shape)
+                   if n != 1)
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return self._dtype.kind == "c"
+
+    @property
+    def is_leaf(self) -> bool:
+        """True unless the tensor was produced by a recorded op."""
+        return self.grad_fn is None
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    @property
+    def _version(self) -> int:
+        """The in-place version counter, shared by a tensor and its views."""
+        base = self._base
+        return (self if base is None else base)._vc
+
+    def _bump_version(self) -> None:
+        base = self._base
+        (self if base is None else base)._vc += 1
+
+    # --------------------------------------------------------------- autograd state
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if not requires_grad and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables; "
+                               "use .detach() to get a tensor that does not require grad")
+        if requires_grad and self._dtype.kind not in "fc":
+            raise RuntimeError(f"only Tensors of floating point and complex dtype can require "
+                               f"gradients, got {self._dtype.name}")
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def detach(self) -> "Tensor":
+        """A tensor sharing data (and the version counter) with no graph history."""
+        return self._alias()
+
+    def detach_(self) -> "Tensor":
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    def _alias(self) -> "Tensor":
+        t = _make(self._data, self._device, self._dtype)
+        t._base = self if self._base is None else self._base
+        return t
+
+    @property
+    def data(self) -> "Tensor":
+        """A detached alias (torch's ``.data``); assigning replaces the storage."""
+        return self._alias()
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._data = value._data
+        self._device = value._device
+        self._dtype = value._dtype
+        self._bump_version()
+
+    def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (torch semantics)."""
+        from ..autograd.engine import backward
+        backward((self,), None if gradient is None else (gradient,), retain_graph,
+                 create_graph, inputs=inputs)
+
+    def register_hook(self, hook: Callable[["Tensor"], "Tensor | None"]) -> Any:
+        """``hook(grad)`` runs when this tensor's gradient is computed; a returned tensor
+        replaces the gradient. Returns a handle with ``remove()``."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        from ..utils.hooks import RemovableHandle
+        if self.grad_fn is not None:
+            return self.grad_fn._add_pre_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return RemovableHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[["Tensor"], None]) -> Any:
+        """``hook(tensor)`` runs after the gradient was accumulated into this leaf's
+        ``.grad`` (data-parallel training all-reduces gradients from here)."""
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        from ..utils.hooks import RemovableHandle
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(hook)
+        return RemovableHandle(self._post_hooks, hook)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if self.grad_fn is None:
+            if not self.requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        self._retains_grad = True
+        import weakref
+        ref = weakref.ref(self)
+
+        def keep(grad: "Tensor") -> None:
+            t = ref()
+            if t is not None:
+                t.grad = grad.detach() if t.grad is None else t.grad + grad.detach()
+        self.grad_fn._add_pre_hook(self._output_nr, keep)
+
+    @property
+    def retains_grad(self) -> bool:
+        return bool(self._retains_grad)
+
+    # ------------------------------------------------------------------ conversion
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The values as a NumPy array (shares memory on ``cpu``, as torch does)."""
+        if self.requires_grad and not force and graph.is_grad_enabled():
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._device.backend.to_numpy(self._data)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        arr = self._device.backend.to_numpy(self._data)
+        if dtype is not None:
+            arr = arr.astype(dtype, copy=False)
+        return arr.copy() if copy else arr
+
+    def item(self) -> Any:
+        """The single value as a Python scalar (waits for the device)."""
+        if self.numel() != 1:
+            raise ValueError(f"item(): a Tensor with {self.numel()} elements cannot be "
+                             f"converted to a Python scalar")
+        return self._device.backend.to_numpy(self._data).reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._device.backend.to_numpy(self._data).tolist()
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self.numel()} elements is "
+                               f"ambiguous; use .any() or .all()")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self._dtype.kind not in "iu":
+            raise TypeError(f"only integer tensors can be used as an index, got "
+                            f"{self._dtype.name}")
+        return int(self._scalar("index"))
+
+    def _scalar(self, what: str) -> Any:
+        if self.numel() != 1:
+            raise TypeError(f"only one-element tensors can be converted to Python {what}s, "
+                            f"got {self.numel()} elements")
+        return self.item()
+
+    def __len__(self) -> int:
+        if not self._data.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Iterator["Tensor"]:
+        if not self._data.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        from .printing import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self.numel() == 1 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    def __reduce_ex__(self, protocol: int) -> Any:
+        raise TypeError("omnitensor tensors are not pickled (a pickle can run code when "
+                        "loaded); use omnitensor.save/omnitensor.load (safetensors)")
+
+    # ---------------------------------------------------------------------- DLPack
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None,
+                   dl_device: Any = None, copy: bool | None = None) -> Any:
+        data = self._data
+        if not hasattr(data, "__dlpack__"):
+            raise BufferError(f"the {self._device.type} backend cannot export DLPack "
+                              f"capsules; use .cpu() first")
+        kwargs: dict[str, Any] = {}
+        if stream is not None:
+            kwargs["stream"] = stream
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        try:
+            return data.__dlpack__(**kwargs)
+        except TypeError:
+            return data.__dlpack__()
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        data = self._data
+        if not hasattr(data, "__dlpack_device__"):
+            raise BufferError(f"the {self._device.type} backend has no DLPack device")
+        return data.__dlpack_device__()
+
+    # ------------------------------------------------------------------ Array API
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"unsupported Array API version {api_version!r}; omnitensor "
+                             f"implements 2024.12")
+        import omnitensor
+        return omnitensor
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> "Tensor":
+        return self.to(device)
+
+    @property
+    def mT(self) -> "Tensor":
+        """Transpose of the last two axes."""
+        if self.ndim < 2:
+            raise ValueError(f"mT needs at least 2 dimensions, got a {self.ndim}-d tensor")
+        return self.transpose(-2, -1)
+
+    @property
+    def T(self) -> "Tensor":
+        """Reverse all axes (for 2-D: the transpose)."""
+        if self.ndim > 2:
+            raise ValueError(f"T is only defined for tensors with at most 2 dimensions, got "
+                             f"{self.ndim}; use .mT or .permute(...)")
+        return self.permute(*reversed(range(self.ndim)))
+
+    @property
+    def mH(self) -> "Tensor":
+        return self.mT.conj()
+
+    @property
+    def H(self) -> "Tensor":
+        return self.T.conj()
+
+
+def _make(data: Any, device: Device, dtype: DType) -> Tensor:
+    """Wrap a backend array (hot path: no checks)."""
+    t = _new(Tensor)
+    t._data = data
+    t._device = device
+    t._dtype = dtype
+    t.requires_grad = False
+    t.grad = None
+    t.grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    t._vc = 0
+    t._view_fn = None
+    t._accumulator = None
+    t._hooks = None
+    t._post_hooks = None
+    t._retains_grad = False
+    return t

@@ -1,0 +1,32 @@
+"""Hook handles, as torch's ``torch.utils.hooks.RemovableHandle``."""
+from __future__ import annotations
+
+from typing import Any
+
+
+class RemovableHandle:
+    """Returned by ``register_*hook``; ``remove()`` unregisters the hook."""
+
+    def __init__(self, container: Any, item: Any, key: Any = None) -> None:
+        self._container = container
+        self._item = item
+        self._key = key
+
+    def remove(self) -> None:
+        c = self._container
+        if c is None:
+            return
+        if isinstance(c, dict):
+            c.pop(self._key, None)
+        else:
+            try:
+                c.remove(self._item)
+            except ValueError:
+                pass
+        self._container = None
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()

@@ -1,0 +1,75 @@
+"""Shared fixtures: the ``device`` fixture runs a test on every available device
+(``OMNITENSOR_TEST_DEVICES=cpu,opencl:0`` narrows it), and per-backend known gaps live in
+``tests/xfail_<backend>.txt`` (``pattern  # reason`` lines, fnmatch on the test id)."""
+from __future__ import annotations
+
+import fnmatch
+import os
+from pathlib import Path
+
+import pytest
+
+import omnitensor as ot
+
+HERE = Path(__file__).parent
+
+
+def _selected_devices() -> list[str]:
+    spec = os.environ.get("OMNITENSOR_TEST_DEVICES", "").strip()
+    if spec:
+        return [s.strip() for s in spec.split(",") if s.strip()]
+    return [str(d) for d in ot.devices()]
+
+
+DEVICES = _selected_devices()
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return "omnitensor test devices: " + ", ".join(DEVICES)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "device" in metafunc.fixturenames:
+        metafunc.parametrize("device", DEVICES, scope="session")
+
+
+def _xfails() -> dict[str, list[tuple[str, str]]]:
+    table: dict[str, list[tuple[str, str]]] = {}
+    for f in HERE.glob("xfail_*.txt"):
+        backend = f.stem[len("xfail_"):]
+        rows = []
+        for line in f.read_text().splitlines():
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            pattern, _, reason = line.partition("#")
+            rows.append((pattern.strip(), reason.strip() or "known gap"))
+        table[backend] = rows
+    return table
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    table = _xfails()
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        dev = callspec.params.get("device") if callspec else None
+        if dev is None:
+            continue
+        backend = str(dev).split(":")[0]
+        for pattern, reason in table.get(backend, ()):
+            if fnmatch.fnmatch(item.nodeid, pattern) or fnmatch.fnmatch(item.name, pattern):
+                item.add_marker(pytest.mark.xfail(reason=f"{backend}: {reason}", strict=True))
+                break
+
+
+def has_fp64(device: str) -> bool:
+    return ot.device(device).supports_dtype(ot.float64)
+
+
+def has_fp16(device: str) -> bool:
+    return ot.device(device).supports_dtype(ot.float16)
+
+
+def skip_unsupported(device: str, dtype) -> None:
+    if not ot.device(device).supports_dtype(dtype):
+        pytest.skip(f"{device} has no {ot.as_dtype(dtype).name}")

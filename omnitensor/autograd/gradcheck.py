@@ -33,6 +33,7 @@ def _flat_host(outs: Sequence[Tensor]) -> np.ndarray:
 
 def _replace(inputs: Sequence[Any], i: int, value: Tensor) -> list:
     out = list(inputs)
+    value.requires_grad = inputs[i].requires_grad  # fn may differentiate internally
     out[i] = value
     return out
 

@@ -32,6 +32,10 @@ def lookup(xp: Any, name: str) -> Any:
     return fn
 
 
+#: ``xp.linalg`` routines exposed as ``linalg_<name>`` fast paths (omnitensor.linalg).
+LINALG = ("inv", "det", "slogdet", "solve", "cholesky", "eigh", "eig", "qr", "svd")
+
+
 class NamespaceBackend(Backend):
     """Backend contract implemented over an array namespace ``xp``."""
 
@@ -44,6 +48,23 @@ class NamespaceBackend(Backend):
             if fn is not None and name not in type(self).__dict__:
                 setattr(self, name, fn)
         self._where = xp.where
+        linalg = getattr(xp, "linalg", None)
+        for name in LINALG:
+            fn = getattr(linalg, name, None)
+            if fn is not None:
+                setattr(self, "linalg_" + name, self._linalg_result(fn))
+
+    def _linalg_result(self, fn: Any) -> Any:
+        """Bind an ``xp.linalg`` routine as a ``linalg_*`` fast path (arrays, never
+        scalars; tuples for multi-output routines)."""
+        asarray = self.xp.asarray
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            out = fn(*args, **kwargs)
+            if isinstance(out, tuple):
+                return tuple(asarray(o) for o in out)
+            return asarray(out)
+        return call
 
     # ------------------------------------------------------------------ placement
     def _device_kw(self, index: int) -> dict[str, Any]:
@@ -90,7 +111,8 @@ class NamespaceBackend(Backend):
     def _reduce(self, fn, x, axes, keepdims):
         if x.dtype == np.float16:  # accumulate in float32, as torch does
             return fn(x.astype(np.float32), axis=axes, keepdims=keepdims).astype(np.float16)
-        return fn(x, axis=axes, keepdims=keepdims)
+        # dtype= keeps the operand dtype (NumPy would widen small integers by itself)
+        return fn(x, axis=axes, keepdims=keepdims, dtype=x.dtype)
 
     def sum(self, x, axes, keepdims):
         return self._reduce(self.xp.sum, x, axes, keepdims)
@@ -133,7 +155,8 @@ class NamespaceBackend(Backend):
         return self.xp.broadcast_to(x, shape)
 
     def index(self, x, key):
-        return x[key]
+        # a trailing Ellipsis keeps integer-only keys a 0-d *view* (NumPy would copy)
+        return x[key + (Ellipsis,)]
 
     def flip(self, x, axes):
         return self.xp.flip(x, axis=axes)

@@ -118,8 +118,8 @@ class NumpyBackend(NamespaceBackend):
         return np.asarray(x[tuple(indices)])
 
     def index(self, x, key):
-        r = x[key]
-        return r if type(r) is np.ndarray else np.asarray(r)
+        # a trailing Ellipsis keeps integer-only keys a 0-d *view* (NumPy would copy)
+        return x[key + (Ellipsis,)]
 
     def reshape(self, x, shape, copy=None):
         try:

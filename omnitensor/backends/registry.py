@@ -62,6 +62,10 @@ def get_backend(device_type: str) -> "Backend":
                    f"Install it with: pip install 'omnitensor[{extra}]'")
             _failed[device_type] = msg
             raise BackendUnavailableError(msg) from None
+        except Exception as e:  # noqa: BLE001 - a broken driver stack must not crash import
+            msg = (f"the {device_type} backend failed to initialise: {type(e).__name__}: {e}")
+            _failed[device_type] = msg
+            raise BackendUnavailableError(msg) from None
         reason = be.unavailable_reason()
         if reason:
             msg = f"the {device_type} backend found no usable device: {reason}"

@@ -85,7 +85,9 @@ def _host_array(data: Any) -> tuple[np.ndarray, _dt.DType]:
         try:
             arr = np.asarray(data)
         except (ValueError, TypeError) as e:
-            raise ValueError(f"cannot make a tensor from {type(data).__name__}: {e}") from None
+            what = "ragged nested sequences (the sub-sequences have different lengths)" \
+                if "inhomogeneous" in str(e) else f"{type(data).__name__}: {e}"
+            raise ValueError(f"cannot make a tensor from {what}") from None
         if arr.dtype == object:
             raise ValueError("cannot make a tensor from ragged nested sequences (the "
                              "sub-sequences have different lengths)")

@@ -34,6 +34,17 @@ def _backend_failure(op: str, dev: Any, err: Exception) -> Exception:
 
 
 # --------------------------------------------------------------------------- op rows
+_TORCH_NODE_NAMES = {"multiply": "Mul", "subtract": "Sub", "divide": "Div", "negative": "Neg",
+                     "positive": "Positive", "remainder": "Remainder", "floor_divide":
+                     "FloorDivide", "reciprocal": "Reciprocal", "bitwise_invert": "BitwiseNot"}
+
+
+def _node_name(name: str) -> str:
+    """torch's grad_fn names: ``MulBackward0`` for multiply..."""
+    base = _TORCH_NODE_NAMES.get(name) or "".join(p.capitalize() for p in name.split("_"))
+    return base + "Backward0"
+
+
 class UnaryOp:
     """One elementwise op of one operand."""
 
@@ -48,7 +59,7 @@ class UnaryOp:
         self.save = save          # which of "x", "out" the formula reads
         self.prim = prim or name  # backend primitive
         self.forward = forward    # forward(backend, data, compute_dtype) when not a primitive
-        self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+        self.node_name = _node_name(name)
         self._cache: dict = {}
 
     def resolve(self, d: _dt.DType) -> tuple[_dt.DType, _dt.DType]:
@@ -61,16 +72,20 @@ class UnaryOp:
 class BinaryOp:
     """One elementwise op of two operands (tensors or weak Python scalars)."""
 
-    __slots__ = ("name", "rule", "grad", "save", "prim", "node_name", "_cache")
+    __slots__ = ("name", "rule", "grad", "save", "save_when", "prim", "node_name", "_cache")
 
     def __init__(self, name: str, rule: Callable, grad: Callable | None = None,
-                 save: str = "", prim: str | None = None) -> None:
+                 save: str = "", prim: str | None = None,
+                 save_when: dict[str, str] | None = None) -> None:
         self.name = name
         self.rule = rule
-        self.grad = grad          # grad(g, a, b, out) -> (ga, gb)
+        self.grad = grad          # grad(g, a, b, out) -> (ga, gb); unsaved operands are None
         self.save = save          # which of "a", "b", "out" the formula reads
+        # {"a": "b"}: save a only when b requires grad (torch saves no more than needed,
+        # so a later in-place change of an unneeded operand is not an error)
+        self.save_when = save_when or {}
         self.prim = prim or name
-        self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+        self.node_name = _node_name(name)
         self._cache: dict = {}
 
     def resolve(self, a: _dt.DType, b: _dt.DType) -> tuple[_dt.DType, _dt.DType]:
@@ -191,28 +206,27 @@ def _binary(op: BinaryOp, a: Any, b: Any) -> Tensor:
 
 def _record_binary(op: BinaryOp, a: Any, b: Any, out: Tensor) -> None:
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
-    save = op.save
-    saved = []
-    if "a" in save and ta:
-        saved.append(a)
-    if "b" in save and tb:
-        saved.append(b)
-    if "out" in save:
-        saved.append(out)
+    needs = {"a": ta and a.requires_grad, "b": tb and b.requires_grad}
+    saved, names = [], []
+    for name, value, is_tensor in (("a", a, ta), ("b", b, tb), ("out", out, True)):
+        if name in op.save.split(",") and is_tensor:
+            cond = op.save_when.get(name)
+            if cond is None or needs[cond]:
+                saved.append(value)
+                names.append(name)
     sa = None if ta else (a.value if isinstance(a, _CpuScalar) else a)
     sb = None if tb else (b.value if isinstance(b, _CpuScalar) else b)
     record(op.node_name, _binary_backward, out, (a if ta else None, b if tb else None),
-           tuple(saved), op=op, sa=sa, sb=sb)
+           tuple(saved), op=op, sa=sa, sb=sb, saved_names=tuple(names))
 
 
 def _binary_backward(node: Any, g: Tensor) -> tuple:
-    op = node.op
-    save = op.save
-    it = iter(node.saved_tensors)
-    a = next(it) if "a" in save and node.sa is None else node.sa
-    b = next(it) if "b" in save and node.sb is None else node.sb
-    out = next(it) if "out" in save else None
-    return op.grad(g, a, b, out)
+    values = dict(zip(node.saved_names, node.saved_tensors))
+    a = values.get("a", node.sa)
+    b = values.get("b", node.sb)
+    ga, gb = node.op.grad(g, a, b, values.get("out"))
+    need_a, need_b = node.needs_input_grad
+    return (ga if need_a else None), (gb if need_b else None)
 
 
 def _binary_inplace(op: BinaryOp, x: Tensor, other: Any) -> Tensor:
@@ -438,9 +452,12 @@ B = BinaryOp
 BINARY_OPS: dict[str, BinaryOp] = {op.name: op for op in [
     B("add", R.b_arith, lambda g, a, b, y: (g, g)),
     B("subtract", R.b_subtract, lambda g, a, b, y: (g, -g)),
-    B("multiply", R.b_arith, lambda g, a, b, y: (g * _conj(b), g * _conj(a)), "a,b"),
-    B("divide", R.b_true_divide,
-      lambda g, a, b, y: (g / _conj(b), -g * _conj(y) / _conj(b)), "b,out"),
+    B("multiply", R.b_arith, lambda g, a, b, y: (
+        None if b is None else g * _conj(b), None if a is None else g * _conj(a)), "a,b",
+      save_when={"a": "b", "b": "a"}),
+    B("divide", R.b_true_divide, lambda g, a, b, y: (
+        g / _conj(b), None if y is None else -g * _conj(y) / _conj(b)), "b,out",
+      save_when={"out": "b"}),
     B("floor_divide", R.b_real_numeric, lambda g, a, b, y: (g * 0, g * 0)),
     B("remainder", R.b_real_numeric,
       lambda g, a, b, y: (g, -g * (a // b) if isinstance(b, Tensor) else None), "a,b"),

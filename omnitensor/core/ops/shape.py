@@ -364,10 +364,13 @@ def _promote_all(tensors: Sequence[Tensor], op: str) -> tuple[_dt.DType, Any]:
     return d, dev
 
 
-def cat(tensors: Sequence[Tensor], dim: int | None = 0, *, axis: Any = None) -> Tensor:
+_UNSET: Any = object()
+
+
+def cat(tensors: Sequence[Tensor], dim: int | None = 0, *, axis: Any = _UNSET) -> Tensor:
     """Join tensors along an existing axis (dtypes promote; ``axis=None`` flattens)."""
     tensors = list(tensors)
-    if axis is not None:
+    if axis is not _UNSET:
         dim = axis
     if not tensors:
         raise ValueError("cat: expected a non-empty sequence of tensors")

@@ -1,0 +1,6 @@
+"""Cross-vendor conformance: the same op suite on every device, compared with NumPy.
+Run ``omnitensor conformance --device opencl:0`` to certify a device."""
+from .cases import ALL_CASES, CASES_BY_NAME, Case
+from .runner import check_case, run
+
+__all__ = ["ALL_CASES", "CASES_BY_NAME", "Case", "check_case", "run"]

@@ -33,6 +33,23 @@ def _dunder(fn: Callable, reflected: bool = False) -> Callable:
     return op
 
 
+def _binary_dunder(bop: Any, reflected: bool = False) -> Callable:
+    """An operator straight into the elementwise dispatcher (the hot path)."""
+    binary = ew._binary
+    ok = (Tensor,) + _SCALARS
+    if reflected:
+        def op(self: Tensor, other: Any) -> Any:
+            if not isinstance(other, ok):
+                return NotImplemented
+            return binary(bop, other, self)
+    else:
+        def op(self: Tensor, other: Any) -> Any:
+            if other.__class__ is Tensor or isinstance(other, ok):
+                return binary(bop, self, other)
+            return NotImplemented
+    return op
+
+
 def _idunder(op_name: str) -> Callable:
     bop = ew.BINARY_OPS[op_name]
 
@@ -52,14 +69,12 @@ def _bind_operators() -> None:
         "rshift": "bitwise_right_shift",
     }
     for dunder, name in pairs.items():
-        fn = getattr(ew, name)
-        setattr(Tensor, f"__{dunder}__", _dunder(fn))
-        setattr(Tensor, f"__r{dunder}__", _dunder(fn, reflected=True))
+        setattr(Tensor, f"__{dunder}__", _binary_dunder(B[name]))
+        setattr(Tensor, f"__r{dunder}__", _binary_dunder(B[name], reflected=True))
         setattr(Tensor, f"__i{dunder}__", _idunder(name))
     for dunder, name in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
                          "gt": "greater", "ge": "greater_equal"}.items():
-        setattr(Tensor, f"__{dunder}__", _dunder(getattr(ew, name)))
-    del B
+        setattr(Tensor, f"__{dunder}__", _binary_dunder(B[name]))
     Tensor.__matmul__ = _dunder(linalg_ops.matmul)
     Tensor.__rmatmul__ = _dunder(linalg_ops.matmul, reflected=True)
 

@@ -20,6 +20,8 @@ from .. import dtypes as _dt
 from ..graph import _mode, record
 from ..shape_util import broadcast_shapes
 from ..tensor import Tensor, _make
+
+_new = object.__new__
 from . import dtype_rules as R
 
 _SCALARS = (bool, int, float, complex)
@@ -178,6 +180,48 @@ def _operand_data(x: Any, d: _dt.DType, cd: _dt.DType, be: Any) -> Any:
 
 
 def _binary(op: BinaryOp, a: Any, b: Any) -> Tensor:
+    # fast path: two tensors on one device (the common case), kept flat on purpose
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a._device is b._device:
+        dev = a._device
+        da = a._dtype
+        db = b._dtype
+        cd, od = op._cache.get((da, db)) or op.resolve(da, db)
+        be = dev.backend
+        ad = a._data
+        bd = b._data
+        try:
+            if da is not cd:
+                ad = be.astype(ad, cd.np)
+            if db is not cd:
+                bd = be.astype(bd, cd.np)
+            sa = ad.shape
+            sb = bd.shape
+            if sa != sb:
+                shape = broadcast_shapes(sa, sb)
+                if sa != shape:
+                    ad = be.broadcast_to(ad, shape)
+                if sb != shape:
+                    bd = be.broadcast_to(bd, shape)
+            data = getattr(be, op.prim)(ad, bd)
+        except ShapeError as e:
+            raise ShapeError(f"{op.name}: {e}") from None
+        except Exception as e:  # noqa: BLE001
+            raise _backend_failure(op.name, dev, e) from None
+        out = _new(Tensor)  # _make, inlined
+        out._data = data
+        out._device = dev
+        out._dtype = od
+        out.requires_grad = False
+        out.grad_fn = None
+        if (a.requires_grad or b.requires_grad) and _mode.enabled and op.grad is not None \
+                and od.kind in "fc":
+            _record_binary(op, a, b, out)
+        return out
+    return _binary_general(op, a, b)
+
+
+def _binary_general(op: BinaryOp, a: Any, b: Any) -> Tensor:
+    """Scalars, 0-d cpu tensors on other devices, and mismatched devices."""
     dev, da, db, a, b = _operands(op.name, a, b)
     cd, od = op._cache.get((da, db)) or op.resolve(da, db)
     be = dev.backend

@@ -1,0 +1,6 @@
+"""``python -m omnitensor info`` (same as the ``omnitensor`` command)."""
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,95 @@
+"""The ``omnitensor`` command: ``info`` (backends, devices, dtype support, why a backend is
+absent), ``conformance`` (certify a device against NumPy) and ``demo``."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .backends import registry
+
+
+def _fmt_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def info_report() -> str:
+    """The text ``omnitensor info`` prints."""
+    from . import __version__
+    import numpy as np
+    lines = [f"omnitensor {__version__} (numpy {np.__version__}, python "
+             f"{sys.version.split()[0]})", ""]
+    for type_ in registry.device_types():
+        be, why = registry.try_backend(type_)
+        if be is None:
+            lines.append(f"{type_:<7} absent: {why}")
+            continue
+        lines.append(f"{type_:<7} {be.version()}")
+        for i in range(be.device_count()):
+            d = be.device_info(i)
+            name = f"{type_}:{i}" if type_ != "cpu" else "cpu"
+            extras = [f"fp16 {'yes' if d.get('fp16') else 'no'}",
+                      f"fp64 {'yes' if d.get('fp64') else 'no'}"]
+            if d.get("compute_units"):
+                extras.insert(0, f"{d['compute_units']} compute units")
+            if d.get("memory"):
+                extras.insert(0, _fmt_bytes(int(d["memory"])))
+            plat = f" [{d['platform']}]" if d.get("platform") else ""
+            lines.append(f"  {name:<9} {d.get('name', '?')}{plat}: {', '.join(extras)}")
+            for note in d.get("notes", []) or []:
+                lines.append(f"            {note}")
+        host_ops = getattr(be, "host_fallback_ops", None)
+        if host_ops:
+            lines.append(f"  runs on the host (no device kernel yet): {', '.join(host_ops)}")
+    return "\n".join(lines)
+
+
+def demo() -> None:
+    """A short computation on every available device, checked against the cpu result."""
+    import omnitensor as ot
+    ot.manual_seed(0)
+    ref = None
+    for dev in ot.devices():
+        x = ot.randn(256, 256, device=dev)
+        w = ot.randn(256, 64, device=dev, requires_grad=True)
+        loss = ((x @ w).tanh() ** 2).mean()
+        loss.backward()
+        val = loss.item()
+        gnorm = w.grad.norm().item()
+        ok = "" if ref is None else ("  (matches cpu)" if abs(val - ref) < 1e-4 * max(1, ref)
+                                     else "  (DIFFERS from cpu!)")
+        ref = val if ref is None else ref
+        print(f"{str(dev):<9} loss {val:.6f}  |grad| {gnorm:.6f}{ok}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="omnitensor", description=__doc__)
+    sub = parser.add_subparsers(dest="cmd")
+    sub.add_parser("info", help="backends, devices, dtype support")
+    sub.add_parser("demo", help="a short demo on every available device")
+    conf = sub.add_parser("conformance", help="check every op on a device against NumPy")
+    conf.add_argument("--device", action="append", help="device(s) to check (default: all)")
+    conf.add_argument("--op", action="append", help="only these ops")
+    conf.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    if args.cmd == "info" or args.cmd is None:
+        print(info_report())
+        return 0
+    if args.cmd == "demo":
+        demo()
+        return 0
+    if args.cmd == "conformance":
+        import omnitensor as ot
+        from .conformance import run
+        devs = args.device or [str(d) for d in ot.devices()]
+        failures = sum(run(d, args.op, args.verbose) for d in devs)
+        return 1 if failures else 0
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

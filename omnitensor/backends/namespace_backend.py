@@ -91,7 +91,8 @@ class NamespaceBackend(Backend):
         return x.astype(dtype)
 
     def copy(self, x):
-        return self.xp.ascontiguousarray(x).copy() if not x.flags.c_contiguous else x.copy()
+        # ascontiguousarray already copies a non-contiguous array: copy only once
+        return x.copy() if x.flags.c_contiguous else self.xp.ascontiguousarray(x)
 
     def contiguous(self, x):
         return x if x.flags.c_contiguous else self.xp.ascontiguousarray(x)

@@ -34,6 +34,8 @@ def lookup(xp: Any, name: str) -> Any:
 
 #: ``xp.linalg`` routines exposed as ``linalg_<name>`` fast paths (omnitensor.linalg).
 LINALG = ("inv", "det", "slogdet", "solve", "cholesky", "eigh", "eig", "qr", "svd")
+#: ``xp.fft`` routines exposed as ``fft_<name>`` fast paths (omnitensor.fft).
+FFT = ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft")
 
 
 class NamespaceBackend(Backend):
@@ -53,6 +55,11 @@ class NamespaceBackend(Backend):
             fn = getattr(linalg, name, None)
             if fn is not None:
                 setattr(self, "linalg_" + name, self._linalg_result(fn))
+        fft = getattr(xp, "fft", None)
+        for name in FFT:
+            fn = getattr(fft, name, None)
+            if fn is not None:
+                setattr(self, "fft_" + name, fn)
 
     def _linalg_result(self, fn: Any) -> Any:
         """Bind an ``xp.linalg`` routine as a ``linalg_*`` fast path (arrays, never

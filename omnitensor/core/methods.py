@@ -285,6 +285,8 @@ def _bind_methods() -> None:
         setattr(T, alias, getattr(T, name))
         if hasattr(T, name + "_"):
             setattr(T, alias + "_", getattr(T, name + "_"))
+    T.real = property(ew.real, doc="Real part (torch: a property).")
+    T.imag = property(ew.imag, doc="Imaginary part of a complex tensor (a property).")
     T.add = ew.add
     T.subtract = T.sub = ew.subtract
     T.div = T.divide = T.true_divide = composite.divide

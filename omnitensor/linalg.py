@@ -155,7 +155,7 @@ def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
     a, b = a.to(d), b.to(d)
     _square("solve", a)
     vec = b.ndim == 1
-    bb = b.reshape(-1, 1) if vec else b
+    bb = b.reshape(-1, 1) if vec else b  # (M,) means (..., M, 1) for every matrix of x1
     if bb.shape[-2] != a.shape[-1]:
         raise ShapeError(f"linalg.solve: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
                          f"match")
@@ -166,7 +166,7 @@ def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
     out = _wrap(_native("solve", ab, bbb), a, d)
     if needs_grad(ab, bbb):
         record("LinalgSolveExBackward0", _solve_backward, out, (ab, bbb), (ab, out))
-    return out.reshape(-1) if vec else out
+    return out[..., 0] if vec else out
 
 
 def _solve_backward(node: Any, g: Tensor) -> tuple:
@@ -279,9 +279,14 @@ def _svdvals_backward(node: Any, g: Tensor) -> tuple:
 def pinv(x: Tensor, /, *, rtol: Any = None, hermitian: bool = False) -> Tensor:
     """Moore-Penrose pseudo-inverse via SVD (cutoff ``rtol * max(S)``)."""
     x = _float(x)
+    if x.numel() == 0:
+        from .core.ops.creation import zeros
+        return zeros(x.shape[:-2] + (x.shape[-1], x.shape[-2]), dtype=x.dtype, device=x.device)
     u, s, vh = svd(x, full_matrices=False)
     if rtol is None:
         rtol = max(x.shape[-2:]) * _dt.finfo(s.dtype).eps
+    if isinstance(rtol, Tensor):  # one tolerance per matrix of the stack
+        rtol = rtol.unsqueeze(-1)
     cutoff = s.amax(dim=-1, keepdim=True) * rtol
     from .core.ops.elementwise import where
     sinv = where(s > cutoff, 1 / where(s > cutoff, s, 1), 0)

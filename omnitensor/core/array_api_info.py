@@ -57,7 +57,7 @@ class ArrayNamespaceInfo:
         dev = get_default_device() if device is None else as_device(device)
         out = {}
         for d in _dt.all_dtypes:
-            if not dev.supports_dtype(d):
+            if d is _dt.float16 or not dev.supports_dtype(d):  # float16: not a standard dtype
                 continue
             if kind is None or isdtype(d, kind):
                 out[d.name] = d

@@ -188,31 +188,37 @@ def _creation(shape: tuple, dtype: _dt.DType, device: Any, requires_grad: bool,
     return t
 
 
+def _shape_of(shape: Any, more: tuple) -> tuple[int, ...]:
+    """The Array API's ``shape`` argument, or torch's ``zeros(2, 3)`` spelling."""
+    return as_shape((shape,) + tuple(more))
+
+
 def _dtype_or_default(dtype: Any) -> _dt.DType:
     return _dt.get_default_dtype() if dtype is None else _dt.as_dtype(dtype)
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None,
+def zeros(shape: Any = (), *size: Any, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """A tensor of zeros; ``zeros(2, 3)`` and ``zeros((2, 3))`` both work."""
     d = _dtype_or_default(dtype)
-    return _creation(as_shape(size), d, device, requires_grad, d.np.type(0).item())
+    return _creation(_shape_of(shape, size), d, device, requires_grad, d.np.type(0).item())
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None,
+def ones(shape: Any = (), *size: Any, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
     d = _dtype_or_default(dtype)
-    return _creation(as_shape(size), d, device, requires_grad, d.np.type(1).item())
+    return _creation(_shape_of(shape, size), d, device, requires_grad, d.np.type(1).item())
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None,
+def empty(shape: Any = (), *size: Any, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor."""
-    return _creation(as_shape(size), _dtype_or_default(dtype), device, requires_grad, None)
+    return _creation(_shape_of(shape, size), _dtype_or_default(dtype), device, requires_grad,
+                     None)
 
 
-def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype follows the value when not given."""
     if isinstance(fill_value, Tensor):
@@ -221,8 +227,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
         fill_value = fill_value.item()
     d = _dt.as_dtype(dtype) if dtype is not None else _dt.result_type(fill_value)
     value = _cast_scalar(fill_value, d)
-    return _creation(as_shape((size,)) if not isinstance(size, (tuple, list)) else
-                     as_shape(size), d, device, requires_grad, value)
+    return _creation(_shape_of(shape, ()), d, device, requires_grad, value)
 
 
 def _cast_scalar(value: Any, d: _dt.DType) -> Any:
@@ -307,15 +312,18 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
         d = _dt.get_default_dtype().to_complex() if is_complex else _dt.get_default_dtype()
     else:
         d = _dt.as_dtype(dtype)
+    if not endpoint:
+        # exactly the first num values of the num+1 grid with endpoint (Array API)
+        return linspace(start, stop, num + 1, dtype=d, device=device,
+                        requires_grad=requires_grad)[:num]
     work = d if d.kind in "fc" else _dt.float64 if resolve_device(device).supports_dtype(
         _dt.float64) else _dt.float32
-    div = (num - 1) if endpoint else num
     if num == 0:
         return empty(0, dtype=d, device=device)
-    step = (stop - start) / div if div > 0 else 0
+    step = (stop - start) / (num - 1) if num > 1 else 0
     i = arange(num, dtype=work, device=device)
     from .elementwise import where
-    if endpoint and num > 1:
+    if num > 1:
         out = where(i < num // 2, i * step + start, stop - (num - 1 - i) * step)
     else:
         out = i * step + start

@@ -74,11 +74,13 @@ class UnaryOp:
 class BinaryOp:
     """One elementwise op of two operands (tensors or weak Python scalars)."""
 
-    __slots__ = ("name", "rule", "grad", "save", "save_when", "prim", "node_name", "_cache")
+    __slots__ = ("name", "rule", "grad", "save", "save_when", "prim", "forward", "node_name",
+                 "_cache")
 
     def __init__(self, name: str, rule: Callable, grad: Callable | None = None,
                  save: str = "", prim: str | None = None,
-                 save_when: dict[str, str] | None = None) -> None:
+                 save_when: dict[str, str] | None = None,
+                 forward: Callable | None = None) -> None:
         self.name = name
         self.rule = rule
         self.grad = grad          # grad(g, a, b, out) -> (ga, gb); unsaved operands are None
@@ -87,6 +89,7 @@ class BinaryOp:
         # so a later in-place change of an unneeded operand is not an error)
         self.save_when = save_when or {}
         self.prim = prim or name
+        self.forward = forward    # forward(backend, a, b, compute_dtype) when not a primitive
         self.node_name = _node_name(name)
         self._cache: dict = {}
 
@@ -202,7 +205,8 @@ def _binary(op: BinaryOp, a: Any, b: Any) -> Tensor:
                     ad = be.broadcast_to(ad, shape)
                 if sb != shape:
                     bd = be.broadcast_to(bd, shape)
-            data = getattr(be, op.prim)(ad, bd)
+            fwd = op.forward
+            data = getattr(be, op.prim)(ad, bd) if fwd is None else fwd(be, ad, bd, cd)
         except ShapeError as e:
             raise ShapeError(f"{op.name}: {e}") from None
         except Exception as e:  # noqa: BLE001
@@ -236,7 +240,8 @@ def _binary_general(op: BinaryOp, a: Any, b: Any) -> Tensor:
                     ad = be.broadcast_to(ad, shape)
                 if sb != shape:
                     bd = be.broadcast_to(bd, shape)
-        data = getattr(be, op.prim)(ad, bd)
+        data = getattr(be, op.prim)(ad, bd) if op.forward is None else \
+            op.forward(be, ad, bd, cd)
     except ShapeError as e:
         raise ShapeError(f"{op.name}: {e}") from None
     except Exception as e:  # noqa: BLE001
@@ -298,10 +303,12 @@ def _binary_inplace(op: BinaryOp, x: Tensor, other: Any) -> Tensor:
         od_data = _operand_data(other, db, cd, be)
         if isinstance(other, Tensor) and od_data.shape != xd.shape:
             od_data = be.broadcast_to(od_data, xd.shape)
-        if cd is da and od is da:
+        if cd is da and od is da and op.forward is None:
             getattr(be, op.prim)(xd, od_data, out=xd)
         else:
-            res = getattr(be, op.prim)(_operand_data(x, da, cd, be), od_data)
+            xin = _operand_data(x, da, cd, be)
+            res = getattr(be, op.prim)(xin, od_data) if op.forward is None else \
+                op.forward(be, xin, od_data, cd)
             be.assign(xd, be.astype(res, da.np) if od is not da else res)
     except Exception as e:  # noqa: BLE001
         raise _backend_failure(op.name + "_", dev, e) from None
@@ -406,6 +413,44 @@ def _relu(be: Any, x: Any, cd: _dt.DType) -> Any:
     return be.maximum(x, _PY_OF_KIND[cd.kind](0))
 
 
+def _floor_divide(be: Any, a: Any, b: Any, cd: _dt.DType) -> Any:
+    """floor_divide; for floats, the Array API's infinities (``inf // 2 = inf``,
+    ``1 // -inf = -0``) where NumPy's divmod rule gives NaN or -1: floor(a / b) there."""
+    q = be.floor_divide(a, b)
+    if cd.kind != "f":
+        return q
+    if any(isinstance(v, float) and math.isinf(v) for v in (a, b)):
+        return be.floor(be.divide(a, b))
+    masks = [be.isinf(v) for v in (a, b) if not isinstance(v, (int, float))]
+    if not masks:
+        return q
+    m = masks[0] if len(masks) == 1 else be.logical_or(masks[0], masks[1])
+    return be.where(m, be.floor(be.divide(a, b)), q)
+
+
+def _expm1(be: Any, x: Any, cd: _dt.DType) -> Any:
+    """expm1; for complex non-finite inputs, exp(z) - 1 (the standard's special values,
+    which NumPy's complex expm1 does not give)."""
+    r = be.expm1(x)
+    if cd.kind != "c":
+        return r
+    finite = be.isfinite(x)
+    return be.where(finite, r, be.subtract(be.exp(x), 1))
+
+
+def _tanh(be: Any, x: Any, cd: _dt.DType) -> Any:
+    """tanh; for complex ``±inf + iy`` (finite y) exactly ``±1 + 0j`` with the sign of
+    y on the zero (C99 leaves it to sin(2y))."""
+    r = be.tanh(x)
+    if cd.kind != "c":
+        return r
+    re, im = be.real(x), be.imag(x)
+    hit = be.logical_and(be.isinf(re), be.isfinite(im))
+    fixed = be.add(be.astype(be.sign(re), cd.np), be.multiply(
+        be.astype(be.copysign(be.multiply(im, 0), im), cd.np), 1j))
+    return be.where(hit, fixed, r)
+
+
 def _sgn(x: Tensor) -> Tensor:
     """sign for reals, x/|x| for complex (0 at 0): the derivative of abs."""
     if x._dtype.kind != "c":
@@ -421,7 +466,7 @@ UNARY_OPS: dict[str, UnaryOp] = {op.name: op for op in [
     U("positive", R.u_numeric, lambda g, x, y: g, forward=_positive),
     U("abs", R.u_abs, lambda g, x, y: g * _sgn(x), "x"),
     U("exp", R.u_float, lambda g, x, y: g * _conj(y), "out"),
-    U("expm1", R.u_float, lambda g, x, y: g * _conj(y + 1), "out"),
+    U("expm1", R.u_float, lambda g, x, y: g * _conj(y + 1), "out", forward=_expm1),
     U("log", R.u_float, lambda g, x, y: g / _conj(x), "x"),
     U("log1p", R.u_float, lambda g, x, y: g / _conj(x + 1), "x"),
     U("log2", R.u_float, lambda g, x, y: g / (_conj(x) * _LN2), "x"),
@@ -438,7 +483,7 @@ UNARY_OPS: dict[str, UnaryOp] = {op.name: op for op in [
     U("atan", R.u_float, lambda g, x, y: g / _conj(1 + x * x), "x"),
     U("sinh", R.u_float, lambda g, x, y: g * _conj(x.cosh()), "x"),
     U("cosh", R.u_float, lambda g, x, y: g * _conj(x.sinh()), "x"),
-    U("tanh", R.u_float, lambda g, x, y: g * _conj(1 - y * y), "out"),
+    U("tanh", R.u_float, lambda g, x, y: g * _conj(1 - y * y), "out", forward=_tanh),
     U("asinh", R.u_float, lambda g, x, y: g / _conj((x * x + 1).sqrt()), "x"),
     U("acosh", R.u_float, lambda g, x, y: g / _conj((x - 1).sqrt() * (x + 1).sqrt()), "x"),
     U("atanh", R.u_float, lambda g, x, y: g / _conj(1 - x * x), "x"),
@@ -502,7 +547,8 @@ BINARY_OPS: dict[str, BinaryOp] = {op.name: op for op in [
     B("divide", R.b_true_divide, lambda g, a, b, y: (
         g / _conj(b), None if y is None else -g * _conj(y) / _conj(b)), "b,out",
       save_when={"out": "b"}),
-    B("floor_divide", R.b_real_numeric, lambda g, a, b, y: (g * 0, g * 0)),
+    B("floor_divide", R.b_real_numeric, lambda g, a, b, y: (g * 0, g * 0),
+      forward=_floor_divide),
     B("remainder", R.b_real_numeric,
       lambda g, a, b, y: (g, -g * (a // b) if isinstance(b, Tensor) else None), "a,b"),
     B("pow", R.b_pow, _pow_grads, "a,b,out"),

@@ -537,10 +537,11 @@ def take_along_axis(x: Tensor, indices: Tensor, /, axis: int = -1) -> Tensor:
     if indices.ndim != x.ndim:
         raise ShapeError(f"take_along_axis: indices must have {x.ndim} dims, got "
                          f"{indices.ndim}")
-    shape_x = tuple(n if i == d else m for i, (n, m) in
-                    enumerate(zip(x.shape, broadcast_shapes(x.shape, indices.shape))))
-    shape_i = tuple(n if i == d else m for i, (n, m) in
-                    enumerate(zip(indices.shape, broadcast_shapes(x.shape, indices.shape))))
+    # broadcast every axis but ``axis`` itself
+    others = broadcast_shapes(tuple(1 if i == d else n for i, n in enumerate(x.shape)),
+                              tuple(1 if i == d else n for i, n in enumerate(indices.shape)))
+    shape_x = tuple(x.shape[i] if i == d else n for i, n in enumerate(others))
+    shape_i = tuple(indices.shape[i] if i == d else n for i, n in enumerate(others))
     return gather(x.broadcast_to(shape_x), d, indices.broadcast_to(shape_i))
 
 

@@ -140,7 +140,8 @@ def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
     if x1.shape[axis] != x2.shape[axis]:
         raise ShapeError(f"vecdot: axis {axis} sizes differ: {x1.shape[axis]} vs "
                          f"{x2.shape[axis]}")
-    return (x1.conj() * x2).sum(axis=a)
+    prod = x1.conj() * x2
+    return prod.sum(axis=a, dtype=prod.dtype)
 
 
 def tensordot(a: Tensor, b: Tensor, /, *, axes: Any = 2, dims: Any = None) -> Tensor:

@@ -59,10 +59,11 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
 
 
 # ---------------------------------------------------------------------- reshaping
-def reshape(x: Tensor, /, *shape: Any, copy: bool | None = None) -> Tensor:
+def reshape(x: Tensor, /, shape: Any, *more: Any, copy: bool | None = None) -> Tensor:
     """A tensor of the new shape (a view when possible; ``copy=True`` always copies,
-    ``copy=False`` raises instead of copying). One dimension may be -1."""
-    target = infer_reshape(_shape_args(shape), x.numel())
+    ``copy=False`` raises instead of copying). One dimension may be -1. ``x.reshape(2, 3)``
+    and ``reshape(x, (2, 3))`` both work."""
+    target = infer_reshape(_shape_args((shape,) + more), x.numel())
     if target == x.shape and copy is not True:
         return _as_view(x, x._data, lambda b: b) if copy is False else _alias_view(x)
     be = x._device.backend

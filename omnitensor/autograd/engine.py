@@ -95,7 +95,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     captured = _execute(roots, retain_graph, create_graph, targets, accumulate=False)
     result = []
     for i, (e, t) in enumerate(zip(targets, ins)):
-        g = captured.get((id(e[0]), e[1]))
+        g = captured.get((e[0], e[1]))
         if g is None:
             if materialize_grads:
                 from ..core.ops.creation import zeros_like
@@ -110,14 +110,15 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
 
 # ------------------------------------------------------------------------ internals
 def _graph(root_nodes: Iterable[Node]) -> list[Node]:
-    """Every node reachable from the roots, in post-order (inputs before consumers)."""
+    """Every node reachable from the roots, in post-order (inputs before consumers).
+    Nodes hash by identity, so they key the sets and dicts directly."""
     order: list[Node] = []
-    seen: set[int] = set()
+    seen: set[Node] = set()
     stack: list[tuple[Node, int]] = []
     for r in root_nodes:
-        if id(r) in seen:
+        if r in seen:
             continue
-        seen.add(id(r))
+        seen.add(r)
         stack.append((r, 0))
         while stack:
             node, i = stack[-1]
@@ -125,8 +126,8 @@ def _graph(root_nodes: Iterable[Node]) -> list[Node]:
             if i < len(nexts):
                 stack[-1] = (node, i + 1)
                 e = nexts[i]
-                if e is not None and id(e[0]) not in seen:
-                    seen.add(id(e[0]))
+                if e is not None and e[0] not in seen:
+                    seen.add(e[0])
                     stack.append((e[0], 0))
             else:
                 stack.pop()
@@ -199,37 +200,38 @@ def _check_anomaly(node: Node, grads: Sequence[Any]) -> None:
 def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list | None,
              accumulate: bool) -> dict:
     from ..core.ops.creation import zeros
-    root_nodes = [e[0] for e, _ in roots]
-    order = _graph(root_nodes)
+    order = _graph([e[0] for e, _ in roots])
     target_keys = None
     if targets is not None:
-        target_keys = {(id(e[0]), e[1]) for e in targets}
-        target_nodes = {id(e[0]) for e in targets}
-        needed: set[int] = set()
+        target_keys = {(e[0], e[1]) for e in targets}
+        target_nodes = {e[0] for e in targets}
+        needed: set[Node] | None = set()
         for node in order:  # post-order: inputs first
-            if id(node) in target_nodes or any(
-                    e is not None and id(e[0]) in needed for e in node.next_functions):
-                needed.add(id(node))
+            if node in target_nodes or any(
+                    e is not None and e[0] in needed for e in node.next_functions):
+                needed.add(node)
     else:
-        needed = {id(n) for n in order}
-    deps: dict[int, int] = {}
+        needed = None  # every reachable node runs
+    deps: dict[Node, int] = {}
     for node in order:
-        if id(node) not in needed:
+        if needed is not None and node not in needed:
             continue
         for e in node.next_functions:
-            if e is not None and id(e[0]) in needed:
-                deps[id(e[0])] = deps.get(id(e[0]), 0) + 1
-    buffers: dict[int, list] = {}
+            if e is not None:
+                n = e[0]
+                if needed is None or n in needed:
+                    deps[n] = deps.get(n, 0) + 1
+    buffers: dict[Node, list] = {}
     shared: set[int] = set()
     heap: list = []
     for e, g in roots:
         node, nr = e
-        if id(node) not in needed:
+        if needed is not None and node not in needed:
             continue
-        buf = buffers.get(id(node))
+        buf = buffers.get(node)
         if buf is None:
-            buf = buffers[id(node)] = [None] * max(node.num_outputs, nr + 1)
-            heapq.heappush(heap, (-node.seq, id(node), node))
+            buf = buffers[node] = [None] * max(node.num_outputs, nr + 1)
+            heapq.heappush(heap, (-node.seq, node))
         buf[nr] = g if buf[nr] is None else buf[nr] + g
         shared.add(id(g))
     captured: dict = {}
@@ -238,37 +240,40 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
     def deliver(node: Node, results: Sequence[Any]) -> None:
         """Hand a node's input gradients to the nodes that produced its inputs."""
         seen_here: set[int] = set()
+        meta = node.input_meta
         for i, e in enumerate(node.next_functions):
             if e is None:
                 continue
             nxt, nr = e
-            if id(nxt) not in needed:
+            if needed is not None and nxt not in needed:
                 continue
             g = results[i] if i < len(results) else None
             if g is not None:
                 if not isinstance(g, Tensor):
                     raise TypeError(f"function {node.name()} returned a {type(g).__name__} as "
                                     f"gradient {i}; expected a Tensor or None")
-                g = _fix_gradient(g, node.input_meta[i] if i < len(node.input_meta) else None,
-                                  node, i)
+                m = meta[i] if i < len(meta) else None
+                if m is not None and (g.shape != m[0] or g._dtype is not m[1]
+                                      or g._device is not m[2]):
+                    g = _fix_gradient(g, m, node, i)
                 if id(g) in seen_here:
                     shared.add(id(g))
                 seen_here.add(id(g))
-                buf = buffers.get(id(nxt))
+                buf = buffers.get(nxt)
                 if buf is None:
-                    buf = buffers[id(nxt)] = [None] * max(nxt.num_outputs, nr + 1)
+                    buf = buffers[nxt] = [None] * max(nxt.num_outputs, nr + 1)
                 buf[nr] = g if buf[nr] is None else buf[nr] + g
-            remaining = deps[id(nxt)] - 1
-            deps[id(nxt)] = remaining
+            remaining = deps[nxt] - 1
+            deps[nxt] = remaining
             if remaining == 0:
-                heapq.heappush(heap, (-nxt.seq, id(nxt), nxt))
+                heapq.heappush(heap, (-nxt.seq, nxt))
 
     try:
         while heap:
-            _, _, node = heapq.heappop(heap)
-            if deps.get(id(node), 0) > 0:
+            _, node = heapq.heappop(heap)
+            if deps.get(node, 0) > 0:
                 continue  # pushed as a root but still waits for other consumers
-            grads = buffers.pop(id(node), None)
+            grads = buffers.pop(node, None)
             if grads is None or all(g is None for g in grads):
                 deliver(node, ())  # no gradient reached it: release its inputs' counts
                 continue
@@ -283,18 +288,18 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
                         grads = list(r)
             if target_keys is not None:
                 for nr, g in enumerate(grads):
-                    key = (id(node), nr)
+                    key = (node, nr)
                     if key in target_keys and g is not None:
                         if isinstance(node, AccumulateGrad) and node.variable._hooks:
                             g = _run_hooks(node.variable._hooks, g)
                         captured[key] = g
             if isinstance(node, AccumulateGrad):
                 if accumulate and grads[0] is not None and (
-                        target_keys is None or (id(node), 0) in target_keys):
+                        target_keys is None or (node, 0) in target_keys):
                     _accumulate_leaf(node, grads[0], id(grads[0]) not in shared, create_graph)
                 continue
             if target_keys is not None and not any(
-                    e is not None and id(e[0]) in needed for e in node.next_functions):
+                    e is not None and e[0] in needed for e in node.next_functions):
                 continue  # a target with nothing further to compute
             if node.materialize_grads and any(g is None for g in grads):
                 meta = node._output_meta or (None,) * len(grads)

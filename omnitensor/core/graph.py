@@ -229,10 +229,20 @@ def record(name: str, backward_fn: Callable[..., Sequence[Any]], outputs: Any,
     gradients; ``saved`` are tensors the backward reads through ``node.saved_tensors``;
     ``attrs`` become attributes of the node."""
     node = Node(name, backward_fn)
-    node.next_functions = tuple(edge_of(t) for t in inputs)
-    node.needs_input_grad = tuple(e is not None for e in node.next_functions)
-    node.input_meta = tuple((t.shape, t.dtype, t.device) if hasattr(t, "_data") else None
-                            for t in inputs)
+    edges, meta, needs = [], [], []
+    for t in inputs:
+        if t is None or not hasattr(t, "_data"):
+            edges.append(None)
+            meta.append(None)
+            needs.append(False)
+            continue
+        e = edge_of(t)
+        edges.append(e)
+        needs.append(e is not None)
+        meta.append((t._data.shape, t._dtype, t._device))
+    node.next_functions = tuple(edges)
+    node.needs_input_grad = tuple(needs)
+    node.input_meta = tuple(meta)
     if attrs:
         node.__dict__.update(attrs)
     outs = outputs if isinstance(outputs, tuple) else (outputs,)

@@ -37,6 +37,8 @@ def _axes(x: Tensor, dim: Any, axis: Any) -> tuple[int, ...]:
 
 def _expand_back(g: Tensor, shape: tuple, axes: tuple, keepdim: bool) -> Tensor:
     """Broadcast a reduced gradient back to the input shape."""
+    if g.ndim == 0:
+        return g.broadcast_to(shape)
     if not keepdim and axes:
         g = g.reshape(tuple(1 if i in axes else n for i, n in enumerate(shape)))
     return g.broadcast_to(shape)
@@ -75,7 +77,7 @@ def sum(x: Tensor, /, dim: Any = None, keepdim: bool = False, *, axis: Any = Non
     d = _dt.as_dtype(dtype) if dtype is not None else _sum_dtype(x._dtype)
     out = _reduce("sum", x, axes, keep, d)
     if needs_grad(x) and d.kind in "fc":
-        record("SumBackward1" if axes else "SumBackward0", _sum_backward, out, (x,),
+        record("SumBackward0" if len(axes) == x.ndim else "SumBackward1", _sum_backward, out, (x,),
                shape=x.shape, axes=axes, keep=keep)
     return out
 

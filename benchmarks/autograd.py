@@ -1,0 +1,56 @@
+"""Autograd overhead: ``(a + b).sum().backward()`` on 8 elements, and a 20-op elementwise
+chain on 1M float32 elements (forward + backward), omnitensor ``cpu`` vs PyTorch CPU, medians
+of interleaved repeats in one run.
+
+    python benchmarks/autograd.py
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _timing import fmt_time, interleaved, try_import_torch  # noqa: E402
+
+import omnitensor as ot  # noqa: E402
+
+
+def chain(x, lib):
+    y = x
+    for i in range(5):
+        y = (y * 1.01 + 0.1).tanh()
+        y = y * y - 0.5 * y
+    return y.sum()
+
+
+def main() -> None:
+    torch = try_import_torch()
+    a = ot.ones(8, requires_grad=True)
+    b = ot.ones(8, requires_grad=True)
+
+    def ot_tiny() -> None:
+        (a + b).sum().backward()
+    fns = {"omnitensor": ot_tiny}
+    if torch is not None:
+        ta = torch.ones(8, requires_grad=True)
+        tb = torch.ones(8, requires_grad=True)
+        fns["torch"] = lambda: (ta + tb).sum().backward()
+    tiny = interleaved(fns, repeats=21)
+
+    x = ot.rand(1 << 20, requires_grad=True)
+    fns = {"omnitensor": lambda: chain(x, ot).backward()}
+    if torch is not None:
+        tx = torch.rand(1 << 20, requires_grad=True)
+        fns["torch"] = lambda: chain(tx, torch).backward()
+    big = interleaved(fns, repeats=7)
+
+    print(f"{'graph':<34} {'torch':>11} {'omnitensor':>11}   ot/torch")
+    for what, r in (("(a + b).sum().backward(), 8 el.", tiny),
+                    ("20-op chain fwd+bwd, 1M float32", big)):
+        t = r.get("torch")
+        print(f"{what:<34} {fmt_time(t) if t else '        -  '} {fmt_time(r['omnitensor'])}"
+              f"   {(r['omnitensor'] / t) if t else float('nan'):7.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -13,6 +13,7 @@ import heapq
 from typing import Any, Iterable, Sequence
 
 from ..core.graph import AccumulateGrad, Node, _mode, edge_of
+from ..core.ops.creation import full_like, ones_like, zeros, zeros_like
 from ..core.tensor import Tensor
 
 __all__ = ["backward", "grad"]
@@ -27,7 +28,6 @@ def _as_tuple(x: Any) -> tuple:
 
 
 def _root_grads(outputs: tuple, grad_outputs: tuple, what: str) -> list:
-    from ..core.ops.creation import ones_like
     roots = []
     if grad_outputs and len(grad_outputs) != len(outputs):
         raise RuntimeError(f"{what}: got {len(grad_outputs)} gradients for {len(outputs)} "
@@ -45,7 +45,6 @@ def _root_grads(outputs: tuple, grad_outputs: tuple, what: str) -> list:
                                    "pass gradient= (a tensor of the output's shape)")
             g = ones_like(t)
         elif not isinstance(g, Tensor):
-            from ..core.ops.creation import full_like
             g = full_like(t, g)
         elif g.shape != t.shape:
             raise RuntimeError(f"{what}: mismatch in shape: grad_output[{i}] has a shape of "
@@ -98,7 +97,6 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         g = captured.get((e[0], e[1]))
         if g is None:
             if materialize_grads:
-                from ..core.ops.creation import zeros_like
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(f"One of the differentiated Tensors (input {i}) appears to "
@@ -199,7 +197,6 @@ def _check_anomaly(node: Node, grads: Sequence[Any]) -> None:
 
 def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list | None,
              accumulate: bool) -> dict:
-    from ..core.ops.creation import zeros
     order = _graph([e[0] for e, _ in roots])
     target_keys = None
     if targets is not None:

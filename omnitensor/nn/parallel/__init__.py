@@ -1,0 +1,9 @@
+"""``omnitensor.nn.parallel``: ``DistributedDataParallel`` (implemented in
+``omnitensor/dist/ddp.py``, next to the collectives it drives)."""
+from __future__ import annotations
+
+from ...dist.ddp import DistributedDataParallel
+
+DDP = DistributedDataParallel
+
+__all__ = ["DistributedDataParallel", "DDP"]

@@ -1,0 +1,378 @@
+"""The ``sycl`` backend: dpctl for devices and queues, dpnp for arrays, kernels and oneMKL.
+
+Everything that is the same for NumPy, CuPy and dpnp comes from
+:class:`~omnitensor.backends.namespace_backend.NamespaceBackend` with ``xp = dpnp``; this
+module holds what is SYCL-specific: finding devices (``sycl_env``), one queue per device,
+dtype support from device aspects, a caching allocator for large results (``sycl_pool``)
+and the few primitives dpnp lacks or gets wrong, filled on the device (``sycl_ops``):
+
+=====================  ==============================================================
+``scatter_nd`` (+=)    no ``add.at`` in dpnp: sort + segmented scan (``scatter_add``)
+``searchsorted`` (N-D)  dpnp's is 1-D only: vectorised binary search over all rows
+``floor_divide`` float  dpnp's ``floor(a / b)`` is off by one near integers: NumPy's
+                       fmod-based formula
+``erf``                lives in ``dpnp.scipy.special``; float16 comes back float32
+``conj`` of bool       dpnp returns int8: a copy instead
+``f(a, b, out=a)``     dpnp raises for maximum/minimum/atan2/hypot/logaddexp/copysign/
+                       nextafter: routed around dpnp's in-place branch
+``matmul``             oneMKL rejects stride-0 (broadcast) matrix axes: copied first
+=====================  ==============================================================
+
+No primitive copies data to the host (``host_fallback_ops`` is empty); ``scatter_nd``
+with ``accumulate`` reads one scalar (the number of distinct indices) to size its result.
+
+Why one queue per device: dpnp refuses to combine arrays that live on one device but carry
+different ``SyclQueue`` objects (``ExecutionPlacementError``), so every array this backend
+creates is allocated with ``sycl_queue=`` the device's queue. We use dpctl's cached default
+queue of the device, the one dpnp itself uses for ``device=...``, so arrays a user made
+with plain dpnp combine with ours.
+
+Importing this module imports dpctl and dpnp; ``import omnitensor`` never does (the
+registry imports it on first use of a ``sycl`` device).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import UnsupportedDTypeError
+from . import sycl_env
+
+_ENV = sycl_env.prepare()  # must run before dpctl enumerates devices
+
+try:
+    import dpctl
+    import dpnp
+except ImportError as e:  # the registry turns this into "pip install 'omnitensor[sycl]'"
+    sycl_env.restore()
+    raise ImportError(f"the sycl backend needs dpctl and dpnp: {e}") from e
+
+from . import sycl_ops, sycl_pool  # noqa: E402 - need dpnp imported above
+from .base import BINARY, PREDICATES, UNARY  # noqa: E402
+from .namespace_backend import NamespaceBackend  # noqa: E402
+
+#: SYCL backends in order of preference when one device is reachable through several
+#: (an Intel GPU is listed under both Level Zero and OpenCL: keep Level Zero's)
+_BACKEND_RANK = {"level_zero": 0, "cuda": 1, "hip": 2, "opencl": 3}
+#: device kinds in the order ``sycl:N`` numbers them (GPUs first, like SYCL's default
+#: selector)
+_TYPE_RANK = {"gpu": 0, "accelerator": 1, "cpu": 2}
+_FP64 = frozenset((np.dtype(np.float64), np.dtype(np.complex128)))
+_FP16 = frozenset((np.dtype(np.float16),))
+
+
+def _enum_name(e: Any) -> str:
+    return getattr(e, "name", str(e)).split(".")[-1]
+
+
+def _discover() -> tuple[list[Any], str | None]:
+    """(ordered, de-duplicated SYCL devices, enumeration error or None). Restores
+    OCL_ICD_FILENAMES afterwards: the OpenCL loader has read it by then."""
+    try:
+        found = list(dpctl.get_devices())
+    except Exception as e:  # noqa: BLE001 - a broken driver must not crash import
+        return [], f"{type(e).__name__}: {e}"
+    finally:
+        sycl_env.restore()
+    # per (kind, name), keep only the devices of the most preferred SYCL backend
+    best: dict[tuple[str, str], int] = {}
+    for d in found:
+        key = (_enum_name(d.device_type), d.name)
+        rank = _BACKEND_RANK.get(_enum_name(d.backend), 9)
+        best[key] = min(best.get(key, 9), rank)
+    kept = [d for d in found if _BACKEND_RANK.get(_enum_name(d.backend), 9)
+            == best[(_enum_name(d.device_type), d.name)]]
+    kept.sort(key=lambda d: (_TYPE_RANK.get(_enum_name(d.device_type), 3),
+                             _BACKEND_RANK.get(_enum_name(d.backend), 9)))
+    return kept, None
+
+
+_DEVICES, _DISCOVERY_ERROR = _discover()
+
+_rsqrt = getattr(dpnp, "rsqrt", None)
+
+
+class SyclBackend(NamespaceBackend):
+    """Device type ``sycl``: every SYCL device dpctl sees (Intel GPUs through Level Zero,
+    CPUs through Intel's OpenCL runtime, ...), dpnp arrays, asynchronous queues."""
+
+    name = "sycl"
+    asynchronous = True
+    xp = dpnp
+    #: ops that copy data to the host to compute (shown by ``omnitensor info``): none; the
+    #: gaps dpnp leaves are filled by device composites in ``sycl_ops``
+    host_fallback_ops: tuple[str, ...] = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._devices = list(_DEVICES)
+        self._queues = [dpctl.get_device_cached_queue(d) for d in self._devices]
+        self._kw = [{"sycl_queue": q} for q in self._queues]
+        self._fp64 = [bool(d.has_aspect_fp64) for d in self._devices]
+        self._fp16 = [bool(d.has_aspect_fp16) for d in self._devices]
+        # dtypes some device lacks: only these need a check on the hot path
+        self._risky = frozenset((_FP64 if not all(self._fp64) else frozenset())
+                                | (_FP16 if not all(self._fp16) else frozenset()))
+        self.erf = sycl_ops.erf  # dpnp keeps erf in dpnp.scipy.special
+        if _rsqrt is not None:
+            self.rsqrt = _rsqrt  # optional fast path core looks up
+        for name in BINARY:
+            fn = getattr(self, name, None)
+            if getattr(fn, "binary_inplace_fn_", True) is None:
+                setattr(self, name, sycl_ops.out_may_alias_x1(fn))
+        self._pools = [sycl_pool.DevicePool(q, sycl_pool.default_limit(d.global_mem_size))
+                       for q, d in zip(self._queues, self._devices)]
+        self._pooling = any(p.limit > 0 for p in self._pools)
+        if self._pooling:  # elementwise results of >= 256 KiB reuse cached allocations
+            for name in UNARY + ("rsqrt",):
+                fn = self.__dict__.get(name)  # bound dpnp functions, not our methods
+                if fn is not None:
+                    setattr(self, name, sycl_pool.pooled_unary(fn, self._pool_of, name,
+                                                               name in PREDICATES))
+            for name in BINARY:
+                fn = self.__dict__.get(name)
+                if fn is not None:
+                    setattr(self, name, sycl_pool.pooled_binary(fn, self._pool_of, name,
+                                                                name in PREDICATES))
+
+    # ------------------------------------------------------------ identity, capability
+    def unavailable_reason(self) -> str | None:
+        if self._devices:
+            return None
+        why = "dpctl lists no SYCL device"
+        if _DISCOVERY_ERROR:
+            why += f" (device enumeration failed: {_DISCOVERY_ERROR})"
+        return f"{why}. {_ENV.describe()}"
+
+    def version(self) -> str:
+        parts = [f"dpctl {dpctl.__version__}", f"dpnp {dpnp.__version__}"]
+        try:
+            from importlib import metadata
+            parts.append(f"intel-opencl-rt {metadata.version('intel-opencl-rt')}")
+        except Exception:  # noqa: BLE001 - optional component
+            pass
+        return ", ".join(parts)
+
+    def device_count(self) -> int:
+        return len(self._devices)
+
+    def device_info(self, index: int) -> dict[str, Any]:
+        d = self._devices[index]
+        info = {
+            "name": d.name,
+            "vendor": d.vendor,
+            "driver": d.driver_version,
+            "memory": int(d.global_mem_size),
+            "compute_units": int(d.max_compute_units),
+            "fp16": self._fp16[index],
+            "fp64": self._fp64[index],
+            "platform": f"SYCL {_enum_name(d.backend)} {_enum_name(d.device_type)}",
+            "filter": d.filter_string,
+        }
+        notes = [f"{d.vendor}, driver {d.driver_version}, SYCL filter {d.filter_string}"]
+        if not self._fp64[index]:
+            notes.append("no fp64 aspect: float64/complex128 unavailable")
+        if not self._fp16[index]:
+            notes.append("no fp16 aspect: float16 unavailable")
+        info["notes"] = notes
+        return info
+
+    def supports_dtype(self, dtype: np.dtype, index: int) -> bool:
+        dtype = np.dtype(dtype)
+        if dtype in _FP64:
+            return self._fp64[index]
+        if dtype in _FP16:
+            return self._fp16[index]
+        return True
+
+    def dtype_unsupported_reason(self, dtype: np.dtype, index: int) -> str | None:
+        if self.supports_dtype(dtype, index):
+            return None
+        aspect = "fp64" if np.dtype(dtype) in _FP64 else "fp16"
+        return (f"the SYCL device {self._devices[index].name!r} lacks the {aspect} aspect "
+                f"(has_aspect_{aspect} is False), so it cannot compute {np.dtype(dtype)}")
+
+    def _check_dtype(self, dtype: Any, index: int) -> None:
+        """Raise our error before dpnp's (``double type is not supported on this
+        device``), which names neither the device nor the fix."""
+        dtype = np.dtype(dtype)
+        if dtype in self._risky and not self.supports_dtype(dtype, index):
+            name = self._devices[index].name
+            raise UnsupportedDTypeError(
+                f"sycl:{index} ({name}) cannot hold {dtype}: "
+                f"{self.dtype_unsupported_reason(dtype, index)}. Use float32 (or complex64) "
+                f"on this device, or another device.")
+
+    def synchronize(self, index: int) -> None:
+        self._queues[index].wait()
+
+    def device_index(self, x: Any) -> int:
+        q = x.sycl_queue
+        for i, own in enumerate(self._queues):
+            if q is own or q == own:
+                return i
+        dev = q.sycl_device
+        for i, d in enumerate(self._devices):
+            if d == dev:
+                return i
+        raise ValueError(f"the array lives on SYCL device {dev.name!r} "
+                         f"({dev.filter_string}), which omnitensor does not list")
+
+    def _device_kw(self, index: int) -> dict[str, Any]:
+        return self._kw[index]
+
+    # ---------------------------------------------------------------------- memory
+    def _pool_of(self, x: Any) -> sycl_pool.DevicePool:
+        pools = self._pools
+        return pools[0] if len(pools) == 1 else pools[self.device_index(x)]
+
+    def _big(self, shape: tuple[int, ...], dtype: Any) -> bool:
+        """Whether a result of this size should come from the memory pool."""
+        if not self._pooling:
+            return False
+        n = np.dtype(dtype).itemsize
+        for s in shape:
+            n *= s
+        return n >= sycl_pool.MIN_BYTES
+
+    def memory_stats(self, index: int) -> dict[str, int]:
+        """Idle bytes cached by the device's memory pool, and its cap."""
+        p = self._pools[index]
+        return {"pool_cached_bytes": p.cached, "pool_limit_bytes": p.limit}
+
+    def empty_cache(self, index: int | None = None) -> None:
+        """Return the idle cached allocations of one device (all when None) to the
+        driver (torch.cuda.empty_cache)."""
+        for i, p in enumerate(self._pools):
+            if index is None or i == index:
+                p.empty_cache()
+
+    def empty(self, shape, dtype, index):
+        if self._risky:
+            self._check_dtype(dtype, index)
+        if self._big(shape, dtype):
+            return self._pools[index].empty(shape, dtype)
+        return dpnp.empty(shape, dtype=dtype, sycl_queue=self._queues[index])
+
+    def full(self, shape, value, dtype, index):
+        if self._risky:
+            self._check_dtype(dtype, index)
+        if self._big(shape, dtype):
+            return sycl_pool.fill(self._pools[index], shape, value, dtype)
+        return dpnp.full(shape, value, dtype=dtype, sycl_queue=self._queues[index])
+
+    def arange(self, start, step, n, dtype, index):
+        if self._risky:
+            self._check_dtype(dtype, index)
+        return super().arange(start, step, n, dtype, index)
+
+    def from_numpy(self, array, index):
+        if self._risky:
+            self._check_dtype(array.dtype, index)
+        if self._big(array.shape, array.dtype):  # warm pages: twice as fast for 16 MB
+            return sycl_pool.copy_into(self._pools[index], array, array.dtype)
+        return dpnp.asarray(array, sycl_queue=self._queues[index])
+
+    def to_numpy(self, x):
+        return dpnp.asnumpy(x)  # waits for the kernels that produce x
+
+    def astype(self, x, dtype):
+        if self._risky:
+            self._check_dtype(dtype, self.device_index(x))
+        if self._big(x.shape, dtype):
+            return sycl_pool.copy_into(self._pool_of(x), x, dtype)
+        return x.astype(dtype)
+
+    def copy(self, x):
+        if self._big(x.shape, x.dtype):
+            return sycl_pool.copy_into(self._pool_of(x), x, x.dtype)
+        return dpnp.copy(x, order="C")
+
+    def contiguous(self, x):
+        return x if x.flags.c_contiguous else self.copy(x)
+
+    def where(self, cond, a, b):
+        x = a if isinstance(a, dpnp.ndarray) else b
+        if isinstance(x, dpnp.ndarray) and self._big(cond.shape, x.dtype):
+            return dpnp.where(cond, a, b, out=self._pool_of(cond).empty(cond.shape, x.dtype))
+        return dpnp.where(cond, a, b)
+
+    def matmul(self, a, b):
+        # dpnp hands stride-0 (broadcast) matrix axes to oneMKL, which rejects them
+        # (gemv: "Illegal value supplied for parameter incx"; gemm: "not c-contiguous
+        # nor f-contiguous"): materialise those operands first
+        if sycl_ops.broadcast_matrix(a):
+            a = self.copy(a)
+        if sycl_ops.broadcast_matrix(b):
+            b = self.copy(b)
+        if self._big(a.shape[:-1] + b.shape[-1:], a.dtype) and a.ndim >= 2 and \
+                a.shape[:-2] == b.shape[:-2]:
+            out = self._pool_of(a).empty(a.shape[:-1] + b.shape[-1:], a.dtype)
+            return dpnp.matmul(a, b, out=out)
+        return dpnp.matmul(a, b)
+
+    def floor_divide(self, a, b, out=None):
+        x = a if isinstance(a, dpnp.ndarray) else b
+        if x.dtype.kind != "f":
+            return dpnp.floor_divide(a, b, out=out)
+        r = sycl_ops.floor_divide_float(a, b)  # dpnp's floor(a / b) is off by one
+        if out is None:
+            return r
+        out[...] = r
+        return out
+
+    def conj(self, x, out=None):
+        """dpnp's conj turns bool into int8; conj of a real array is a copy of it."""
+        if x.dtype.kind == "c":
+            return dpnp.conj(x, out=out)
+        if out is None:
+            return dpnp.copy(x)
+        if out is not x:
+            out[...] = x
+        return out
+
+    # ----------------------------------------------------------------- reductions
+    def argmax(self, x, axis, keepdims):
+        return dpnp.argmax(x, axis=axis, keepdims=keepdims)  # already int64: no copy
+
+    def argmin(self, x, axis, keepdims):
+        return dpnp.argmin(x, axis=axis, keepdims=keepdims)
+
+    # ------------------------------------------------------------------- indexing
+    def scatter_nd(self, x, indices, values, accumulate):
+        if accumulate:  # dpnp has no add.at: sort + segmented sum on the device
+            sycl_ops.scatter_add(x, tuple(indices), values, x.sycl_queue)
+        else:
+            x[tuple(indices)] = values
+
+    def nonzero(self, x):
+        return tuple(dpnp.nonzero(x))  # int64 already
+
+    # -------------------------------------------------------------------- sorting
+    # dpnp sorts natively in both directions: stable descending keeps equal elements in
+    # order and puts NaN first, as the flip-based generic version does, in one kernel
+    def sort(self, x, axis, descending, stable):
+        return dpnp.sort(x, axis=axis, descending=descending, stable=stable or None)
+
+    def argsort(self, x, axis, descending, stable):
+        return dpnp.argsort(x, axis=axis, descending=descending, stable=stable or None)
+
+    def searchsorted(self, sorted_x, values, side):
+        if sorted_x.ndim == 1:
+            return dpnp.searchsorted(sorted_x, values, side=side)
+        return sycl_ops.searchsorted_batched(sorted_x, values, side, sorted_x.sycl_queue)
+
+    # ------------------------------------------------------------------- DLPack
+    def accepts_dlpack_device(self, dl_device_type: int) -> bool:
+        return dl_device_type == 14  # kDLOneAPI
+
+    def from_dlpack(self, x: Any) -> tuple[Any, int]:
+        """(array on our queue, device index) for a DLPack producer on a SYCL device;
+        re-associating it with our queue is free on the same device."""
+        arr = dpnp.from_dlpack(x)
+        index = self.device_index(arr)
+        q = self._queues[index]
+        if arr.sycl_queue is not q:
+            arr = arr.to_device(q)
+        return arr, index

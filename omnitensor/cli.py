@@ -1,5 +1,6 @@
 """The ``omnitensor`` command: ``info`` (backends, devices, dtype support, why a backend is
-absent), ``conformance`` (certify a device against NumPy) and ``demo``."""
+absent), ``conformance`` (certify a device against NumPy), ``demo`` and ``train-digits``
+(train an MLP and a CNN on scikit-learn's digits on every device)."""
 from __future__ import annotations
 
 import argparse
@@ -66,6 +67,24 @@ def demo() -> None:
         print(f"{str(dev):<9} loss {val:.6f}  |grad| {gnorm:.6f}{ok}")
 
 
+def train_digits(argv: list[str]) -> int:
+    """Run ``examples/train_digits.py`` with ``argv`` (``--help`` lists its options). The
+    example ships with the source tree: it is found next to the package (a clone or an
+    editable install) or in the current directory (the README runs it from the clone)."""
+    import importlib.util
+    from pathlib import Path
+    name = Path("examples") / "train_digits.py"
+    for path in (Path(__file__).resolve().parent.parent / name, Path.cwd() / name):
+        if path.is_file():
+            spec = importlib.util.spec_from_file_location("omnitensor_train_digits", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)  # type: ignore[union-attr]
+            return int(module.main(argv))
+    print("omnitensor train-digits: examples/train_digits.py not found; run it from a clone "
+          "of the omnitensor repository", file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="omnitensor", description=__doc__)
     sub = parser.add_subparsers(dest="cmd")
@@ -75,6 +94,12 @@ def main(argv: list[str] | None = None) -> int:
     conf.add_argument("--device", action="append", help="device(s) to check (default: all)")
     conf.add_argument("--op", action="append", help="only these ops")
     conf.add_argument("-v", "--verbose", action="store_true")
+    sub.add_parser("train-digits", add_help=False,
+                   help="train an MLP and a CNN on scikit-learn's digits on every device "
+                        "(options: omnitensor train-digits --help)")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "train-digits":
+        return train_digits(argv[1:])
     args = parser.parse_args(argv)
     if args.cmd == "info" or args.cmd is None:
         print(info_report())

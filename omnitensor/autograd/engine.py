@@ -13,8 +13,8 @@ import heapq
 from typing import Any, Iterable, Sequence
 
 from ..core.graph import AccumulateGrad, Node, _mode, edge_of
-from ..core.ops.creation import full_like, ones_like, zeros, zeros_like
-from ..core.tensor import Tensor
+from ..core.ops.creation import full_like, zeros, zeros_like
+from ..core.tensor import Tensor, _make
 
 __all__ = ["backward", "grad"]
 
@@ -43,7 +43,8 @@ def _root_grads(outputs: tuple, grad_outputs: tuple, what: str) -> list:
             if t.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs; "
                                    "pass gradient= (a tensor of the output's shape)")
-            g = ones_like(t)
+            dev = t._device
+            g = _make(dev.backend.full(t.shape, 1, t._dtype.np, dev.index), dev, t._dtype)
         elif not isinstance(g, Tensor):
             g = full_like(t, g)
         elif g.shape != t.shape:
@@ -107,10 +108,12 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
 
 
 # ------------------------------------------------------------------------ internals
-def _graph(root_nodes: Iterable[Node]) -> list[Node]:
-    """Every node reachable from the roots, in post-order (inputs before consumers).
-    Nodes hash by identity, so they key the sets and dicts directly."""
+def _graph(root_nodes: Iterable[Node]) -> tuple[list[Node], dict[Node, int]]:
+    """Every node reachable from the roots in post-order (inputs before consumers), and
+    for each node the number of edges into it (its consumers). One iterative DFS; nodes
+    hash by identity, so they key the sets and dicts directly."""
     order: list[Node] = []
+    deps: dict[Node, int] = {}
     seen: set[Node] = set()
     stack: list[tuple[Node, int]] = []
     for r in root_nodes:
@@ -124,13 +127,16 @@ def _graph(root_nodes: Iterable[Node]) -> list[Node]:
             if i < len(nexts):
                 stack[-1] = (node, i + 1)
                 e = nexts[i]
-                if e is not None and e[0] not in seen:
-                    seen.add(e[0])
-                    stack.append((e[0], 0))
+                if e is not None:
+                    n = e[0]
+                    deps[n] = deps.get(n, 0) + 1
+                    if n not in seen:
+                        seen.add(n)
+                        stack.append((n, 0))
             else:
                 stack.pop()
                 order.append(node)
-    return order
+    return order, deps
 
 
 def _fix_gradient(g: Tensor, meta: tuple | None, node: Node, i: int) -> Tensor:
@@ -169,16 +175,20 @@ def _run_hooks(hooks: list, g: Tensor) -> Tensor:
 
 def _accumulate_leaf(node: AccumulateGrad, g: Tensor, owned: bool, create_graph: bool) -> None:
     t = node.variable
+    if t is None:  # the leaf no longer exists: nobody can observe its gradient
+        return
     if t._hooks:
         g = _run_hooks(t._hooks, g)
         owned = False
     if t.grad is None:
         if create_graph:
             t.grad = g
+        elif owned and g._base is None:
+            t.grad = g.detach()
         else:
             # .grad must be a writable tensor of its own (optimizers and DDP update it in
             # place): copy views and gradients that another consumer may hold
-            t.grad = g.detach() if owned and g._base is None else g.detach().clone()
+            t.grad = _make(g._device.backend.copy(g._data), g._device, g._dtype)
     else:
         t.grad = t.grad + g if create_graph else (t.grad + g.detach()).detach()
     if t._post_hooks:
@@ -197,27 +207,23 @@ def _check_anomaly(node: Node, grads: Sequence[Any]) -> None:
 
 def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list | None,
              accumulate: bool) -> dict:
-    order = _graph([e[0] for e, _ in roots])
+    order, deps = _graph([e[0] for e, _ in roots])
     target_keys = None
+    needed: set[Node] | None = None  # None: every reachable node runs
     if targets is not None:
         target_keys = {(e[0], e[1]) for e in targets}
         target_nodes = {e[0] for e in targets}
-        needed: set[Node] | None = set()
+        needed = set()
         for node in order:  # post-order: inputs first
             if node in target_nodes or any(
                     e is not None and e[0] in needed for e in node.next_functions):
                 needed.add(node)
-    else:
-        needed = None  # every reachable node runs
-    deps: dict[Node, int] = {}
-    for node in order:
-        if needed is not None and node not in needed:
-            continue
-        for e in node.next_functions:
-            if e is not None:
-                n = e[0]
-                if needed is None or n in needed:
-                    deps[n] = deps.get(n, 0) + 1
+        deps = {}
+        for node in order:
+            if node in needed:
+                for e in node.next_functions:
+                    if e is not None and e[0] in needed:
+                        deps[e[0]] = deps.get(e[0], 0) + 1
     buffers: dict[Node, list] = {}
     shared: set[int] = set()
     heap: list = []
@@ -236,30 +242,33 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
 
     def deliver(node: Node, results: Sequence[Any]) -> None:
         """Hand a node's input gradients to the nodes that produced its inputs."""
-        seen_here: set[int] = set()
+        ids: list[int] = []  # a gradient object handed to two inputs must not be aliased
         meta = node.input_meta
+        nres = len(results)
         for i, e in enumerate(node.next_functions):
             if e is None:
                 continue
             nxt, nr = e
             if needed is not None and nxt not in needed:
                 continue
-            g = results[i] if i < len(results) else None
+            g = results[i] if i < nres else None
             if g is not None:
                 if not isinstance(g, Tensor):
                     raise TypeError(f"function {node.name()} returned a {type(g).__name__} as "
                                     f"gradient {i}; expected a Tensor or None")
-                m = meta[i] if i < len(meta) else None
-                if m is not None and (g.shape != m[0] or g._dtype is not m[1]
+                m = meta[i]
+                if m is not None and (g._data.shape != m[0] or g._dtype is not m[1]
                                       or g._device is not m[2]):
                     g = _fix_gradient(g, m, node, i)
-                if id(g) in seen_here:
-                    shared.add(id(g))
-                seen_here.add(id(g))
+                gid = id(g)
+                if gid in ids:
+                    shared.add(gid)
+                ids.append(gid)
                 buf = buffers.get(nxt)
                 if buf is None:
-                    buf = buffers[nxt] = [None] * max(nxt.num_outputs, nr + 1)
-                buf[nr] = g if buf[nr] is None else buf[nr] + g
+                    buf = buffers[nxt] = [None] * nxt.num_outputs
+                old = buf[nr]
+                buf[nr] = g if old is None else old + g
             remaining = deps[nxt] - 1
             deps[nxt] = remaining
             if remaining == 0:
@@ -271,7 +280,7 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
             if deps.get(node, 0) > 0:
                 continue  # pushed as a root but still waits for other consumers
             grads = buffers.pop(node, None)
-            if grads is None or all(g is None for g in grads):
+            if grads is None or grads.count(None) == len(grads):
                 deliver(node, ())  # no gradient reached it: release its inputs' counts
                 continue
             # tensor hooks and retain_grad on this node's outputs
@@ -287,8 +296,9 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
                 for nr, g in enumerate(grads):
                     key = (node, nr)
                     if key in target_keys and g is not None:
-                        if isinstance(node, AccumulateGrad) and node.variable._hooks:
-                            g = _run_hooks(node.variable._hooks, g)
+                        var = node.variable if isinstance(node, AccumulateGrad) else None
+                        if var is not None and var._hooks:
+                            g = _run_hooks(var._hooks, g)
                         captured[key] = g
             if isinstance(node, AccumulateGrad):
                 if accumulate and grads[0] is not None and (
@@ -298,7 +308,7 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
             if target_keys is not None and not any(
                     e is not None and e[0] in needed for e in node.next_functions):
                 continue  # a target with nothing further to compute
-            if node.materialize_grads and any(g is None for g in grads):
+            if None in grads and node.materialize_grads:
                 meta = node._output_meta or (None,) * len(grads)
                 grads = [g if g is not None or m is None else
                          zeros(m[0], dtype=m[1], device=m[2]) for g, m in zip(grads, meta)]

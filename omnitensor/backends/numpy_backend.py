@@ -96,6 +96,24 @@ class NumpyBackend(NamespaceBackend):
         return {"name": _cpu_name(), "memory": memory, "fp16": True, "fp64": True,
                 "compute_units": os.cpu_count() or 1, "platform": "NumPy"}
 
+    def broadcast_to(self, x, shape):
+        # np.broadcast_to is pure Python (~3 us); the ndarray constructor with stride-0
+        # axes builds the same read-only view in C when x exposes a contiguous buffer
+        if x.flags.c_contiguous and x.size:
+            lead = len(shape) - x.ndim
+            strides = [0] * lead
+            for n_in, n_out, st in zip(x.shape, shape[lead:], x.strides):
+                if n_in == n_out:
+                    strides.append(st)
+                elif n_in == 1:
+                    strides.append(0)
+                else:
+                    raise ValueError(f"cannot broadcast {x.shape} to {shape}")
+            out = np.ndarray(shape, x.dtype, x, 0, tuple(strides))
+            out.flags.writeable = False
+            return out
+        return np.broadcast_to(x, shape)
+
     def from_numpy(self, array, index):
         return np.asarray(array)
 
@@ -106,20 +124,36 @@ class NumpyBackend(NamespaceBackend):
         r = np.where(cond, a, b)
         return r if type(r) is np.ndarray else np.asarray(r)
 
-    def _reduce(self, fn, x, axes, keepdims):
-        return np.asarray(super()._reduce(fn, x, axes, keepdims))
+    # Reductions call ``ufunc.reduce`` directly: np.sum/np.max add ~5 us of Python
+    # wrappers per call, which dominates small tensors.
+    def sum(self, x, axes, keepdims):
+        if x.dtype == np.float16:  # accumulate in float32, as torch does
+            r = np.add.reduce(x, axis=axes, dtype=np.float32, keepdims=keepdims)
+            return np.asarray(r, dtype=np.float16)
+        return np.asarray(np.add.reduce(x, axis=axes, dtype=x.dtype, keepdims=keepdims))
+
+    def prod(self, x, axes, keepdims):
+        if x.dtype == np.float16:
+            r = np.multiply.reduce(x, axis=axes, dtype=np.float32, keepdims=keepdims)
+            return np.asarray(r, dtype=np.float16)
+        return np.asarray(np.multiply.reduce(x, axis=axes, dtype=x.dtype, keepdims=keepdims))
 
     def max(self, x, axes, keepdims):
-        return np.asarray(np.max(x, axis=axes, keepdims=keepdims))
+        return np.asarray(np.maximum.reduce(x, axis=axes, keepdims=keepdims))
 
     def min(self, x, axes, keepdims):
-        return np.asarray(np.min(x, axis=axes, keepdims=keepdims))
+        return np.asarray(np.minimum.reduce(x, axis=axes, keepdims=keepdims))
 
     def any(self, x, axes, keepdims):
-        return np.asarray(np.any(x, axis=axes, keepdims=keepdims))
+        return np.asarray(np.logical_or.reduce(x, axis=axes, keepdims=keepdims))
 
     def all(self, x, axes, keepdims):
-        return np.asarray(np.all(x, axis=axes, keepdims=keepdims))
+        return np.asarray(np.logical_and.reduce(x, axis=axes, keepdims=keepdims))
+
+    def full(self, shape, value, dtype, index):
+        out = np.empty(shape, dtype)  # empty + fill: np.full is a slow Python wrapper
+        out.fill(value)
+        return out
 
     def argmax(self, x, axis, keepdims):
         return np.asarray(np.argmax(x, axis=axis, keepdims=keepdims), dtype=np.int64)

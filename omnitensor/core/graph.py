@@ -73,25 +73,25 @@ class Node:
     axes) are stored on the node itself, as on torch's ``ctx``."""
 
     __slots__ = ("_name", "backward_fn", "next_functions", "input_meta", "seq", "_saved",
-                 "_saved_versions", "_saved_outputs", "_pre_hooks", "_hooks",
-                 "num_outputs", "needs_input_grad", "materialize_grads", "non_differentiable",
-                 "_output_meta", "__dict__", "__weakref__")
+                 "needs_input_grad", "num_outputs", "_output_meta", "__dict__",
+                 "__weakref__")
+    # rarely set: class defaults, shadowed per node only when assigned
+    _saved_versions: tuple = ()
+    _saved_outputs: tuple = ()
+    _pre_hooks: dict | None = None
+    _hooks: list | None = None
+    materialize_grads = True
+    non_differentiable: frozenset = frozenset()
 
     def __init__(self, name: str, backward_fn: Callable[..., Sequence[Any]]) -> None:
         self._name = name
         self.backward_fn = backward_fn
         self.next_functions: tuple = ()
         self.input_meta: tuple = ()
+        self.needs_input_grad: tuple = ()
         self.seq = next(_seq)
         self._saved: tuple | None = ()
-        self._saved_versions: tuple = ()
-        self._saved_outputs: tuple = ()
-        self._pre_hooks: dict | None = None
-        self._hooks: list | None = None
         self.num_outputs = 1
-        self.needs_input_grad: tuple = ()
-        self.materialize_grads = True
-        self.non_differentiable: frozenset = frozenset()
         self._output_meta: tuple = ()
 
     # -- torch's ctx API -------------------------------------------------------
@@ -180,13 +180,20 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """The sink node of a leaf tensor that requires grad: adds into ``leaf.grad``."""
+    """The sink node of a leaf tensor that requires grad: adds into ``leaf.grad``. The
+    leaf owns it (``_accumulator``) and it points back weakly, so no cycle forms and the
+    node is reused by every graph the leaf enters."""
 
-    __slots__ = ("variable",)
+    __slots__ = ("_variable",)
 
     def __init__(self, variable: Any) -> None:
+        import weakref
         super().__init__("AccumulateGrad", _no_backward)
-        self.variable = variable
+        self._variable = weakref.ref(variable)
+
+    @property
+    def variable(self) -> Any:
+        return self._variable()
 
 
 def _no_backward(node: Node, *grads: Any) -> tuple:
@@ -213,12 +220,9 @@ def edge_of(t: Any) -> tuple | None:
     if fn is not None:
         return (fn, t._output_nr)
     acc = t._accumulator
-    if acc is None or acc() is None:
-        import weakref
-        node = AccumulateGrad(t)
-        t._accumulator = weakref.ref(node)
-        return (node, 0)
-    return (acc(), 0)
+    if acc is None:
+        acc = t._accumulator = AccumulateGrad(t)
+    return (acc, 0)
 
 
 def record(name: str, backward_fn: Callable[..., Sequence[Any]], outputs: Any,

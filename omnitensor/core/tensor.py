@@ -34,7 +34,7 @@ class Tensor:
     _base: "Tensor | None" = None   # the tensor owning the storage, for views and aliases
     _vc = 0                          # in-place version counter (kept on the base)
     _view_fn: Any = None             # replays this view from its base (autograd)
-    _accumulator: Any = None         # weakref to this leaf's AccumulateGrad node
+    _accumulator: Any = None         # this leaf's AccumulateGrad node (created on first use)
     _hooks: Any = None
     _post_hooks: Any = None
     _retains_grad = False

@@ -1,2 +1,34 @@
-"""``omnitensor.nn``: modules, losses, init and functional ops (torch's nn)."""
-from . import functional  # noqa: F401
+"""``omnitensor.nn``: modules, layers, losses, ``init`` and ``functional`` (torch's nn),
+written against the public Tensor API so every layer runs on every device."""
+from . import functional, init, utils  # noqa: F401
+from .activation import (CELU, ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh,
+                         LeakyReLU, LogSigmoid, LogSoftmax, Mish, MultiheadAttention, ReLU,
+                         ReLU6, Sigmoid, SiLU, Softmax, Softmin, Softplus, Softsign, Tanh,
+                         Threshold)
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .dropout import Dropout, Dropout1d, Dropout2d
+from .linear import Bilinear, Flatten, Identity, Linear, Unflatten
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
+                   MSELoss, NLLLoss, SmoothL1Loss)
+from .module import Module
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from .parameter import Parameter
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d,
+                      AvgPool2d, MaxPool1d, MaxPool2d)
+from .sparse import Embedding
+from .transformer import TransformerEncoder, TransformerEncoderLayer
+
+__all__ = [
+    "functional", "init", "utils", "Module", "Parameter", "Sequential", "ModuleList",
+    "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear", "Bilinear",
+    "Flatten", "Unflatten", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
+    "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm",
+    "GroupNorm", "Dropout", "Dropout1d", "Dropout2d", "Embedding", "ReLU", "ReLU6",
+    "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid", "Hardtanh",
+    "Hardsigmoid", "Hardswish", "Softplus", "Softsign", "LogSigmoid", "GLU", "Softmax",
+    "LogSoftmax", "Softmin", "Threshold", "MultiheadAttention", "TransformerEncoderLayer",
+    "TransformerEncoder", "MSELoss", "L1Loss", "HuberLoss", "SmoothL1Loss", "NLLLoss",
+    "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+]

@@ -74,8 +74,8 @@ class UnaryOp:
 class BinaryOp:
     """One elementwise op of two operands (tensors or weak Python scalars)."""
 
-    __slots__ = ("name", "rule", "grad", "save", "save_when", "prim", "forward", "node_name",
-                 "_cache")
+    __slots__ = ("name", "rule", "grad", "save", "save_names", "save_when", "prim", "forward",
+                 "node_name", "_cache")
 
     def __init__(self, name: str, rule: Callable, grad: Callable | None = None,
                  save: str = "", prim: str | None = None,
@@ -85,6 +85,7 @@ class BinaryOp:
         self.rule = rule
         self.grad = grad          # grad(g, a, b, out) -> (ga, gb); unsaved operands are None
         self.save = save          # which of "a", "b", "out" the formula reads
+        self.save_names = tuple(n for n in save.split(",") if n)
         # {"a": "b"}: save a only when b requires grad (torch saves no more than needed,
         # so a later in-place change of an unneeded operand is not an error)
         self.save_when = save_when or {}
@@ -255,14 +256,18 @@ def _binary_general(op: BinaryOp, a: Any, b: Any) -> Tensor:
 
 def _record_binary(op: BinaryOp, a: Any, b: Any, out: Tensor) -> None:
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
-    needs = {"a": ta and a.requires_grad, "b": tb and b.requires_grad}
     saved, names = [], []
-    for name, value, is_tensor in (("a", a, ta), ("b", b, tb), ("out", out, True)):
-        if name in op.save.split(",") and is_tensor:
-            cond = op.save_when.get(name)
-            if cond is None or needs[cond]:
-                saved.append(value)
-                names.append(name)
+    for name in op.save_names:
+        value = a if name == "a" else b if name == "b" else out
+        if not isinstance(value, Tensor):
+            continue
+        cond = op.save_when.get(name)
+        if cond is not None:
+            other = a if cond == "a" else b
+            if not (isinstance(other, Tensor) and other.requires_grad):
+                continue
+        saved.append(value)
+        names.append(name)
     sa = None if ta else (a.value if isinstance(a, _CpuScalar) else a)
     sb = None if tb else (b.value if isinstance(b, _CpuScalar) else b)
     record(op.node_name, _binary_backward, out, (a if ta else None, b if tb else None),

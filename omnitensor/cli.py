@@ -41,7 +41,8 @@ def info_report() -> str:
                 extras.insert(0, _fmt_bytes(int(d["memory"])))
             plat = f" [{d['platform']}]" if d.get("platform") else ""
             lines.append(f"  {name:<9} {d.get('name', '?')}{plat}: {', '.join(extras)}")
-            for note in d.get("notes", []) or []:
+            notes = d.get("notes") or []
+            for note in [notes] if isinstance(notes, str) else notes:
                 lines.append(f"            {note}")
         host_ops = getattr(be, "host_fallback_ops", None)
         if host_ops:

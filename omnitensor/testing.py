@@ -37,6 +37,14 @@ def assert_close(actual: Any, expected: Any, *, rtol: float | None = None,
     tolerance of ``actual``'s dtype unless given."""
     a = to_numpy(actual)
     e = to_numpy(expected)
+    if isinstance(actual, Tensor):
+        # the backend array must carry the dtype and shape the tensor claims
+        if a.dtype != actual.dtype.np:
+            raise AssertionError(f"{msg}tensor says {actual.dtype.name} but its "
+                                 f"{actual.device} data is {a.dtype}")
+        if a.shape != tuple(actual.shape):
+            raise AssertionError(f"{msg}tensor says shape {actual.shape} but its data has "
+                                 f"{a.shape}")
     if isinstance(actual, Tensor) and check_dtype and dtype is not None:
         want = as_dtype(dtype)
         if actual.dtype is not want:

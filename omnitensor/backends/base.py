@@ -88,7 +88,7 @@ class Backend:
     def device_info(self, index: int) -> dict[str, Any]:
         """Facts about one device: at least ``name``, ``memory`` (bytes), ``fp16`` and
         ``fp64`` (bools); optionally ``platform``, ``vendor``, ``compute_units``,
-        ``driver`` and ``notes``."""
+        ``driver`` and ``notes`` (a list of strings)."""
         raise NotImplementedError
 
     def supports_dtype(self, dtype: np.dtype, index: int) -> bool:

@@ -141,10 +141,10 @@ class NamespaceBackend(Backend):
         return self.xp.all(x, axis=axes, keepdims=keepdims)
 
     def argmax(self, x, axis, keepdims):
-        return self.xp.argmax(x, axis=axis, keepdims=keepdims).astype(np.int64)
+        return self.xp.argmax(x, axis=axis, keepdims=keepdims).astype(np.int64, copy=False)
 
     def argmin(self, x, axis, keepdims):
-        return self.xp.argmin(x, axis=axis, keepdims=keepdims).astype(np.int64)
+        return self.xp.argmin(x, axis=axis, keepdims=keepdims).astype(np.int64, copy=False)
 
     def cumsum(self, x, axis):
         return self.xp.cumsum(x, axis=axis, dtype=x.dtype)
@@ -189,7 +189,7 @@ class NamespaceBackend(Backend):
             x[tuple(indices)] = values
 
     def nonzero(self, x):
-        return tuple(i.astype(np.int64) for i in self.xp.nonzero(x))
+        return tuple(i.astype(np.int64, copy=False) for i in self.xp.nonzero(x))
 
     # -------------------------------------------------------------------- sorting
     def argsort(self, x, axis, descending, stable):
@@ -215,7 +215,8 @@ class NamespaceBackend(Backend):
         s2 = xp.reshape(sorted_x, (-1, sorted_x.shape[-1]))
         v2 = xp.reshape(values, (-1, values.shape[-1]))
         rows = [xp.searchsorted(s2[i], v2[i], side=side) for i in range(s2.shape[0])]
-        out = xp.stack(rows) if rows else xp.empty(v2.shape, dtype=np.int64)
+        out = xp.stack(rows) if rows else xp.empty(
+            v2.shape, dtype=np.int64, **self._device_kw(self.device_index(sorted_x)))
         return xp.reshape(out.astype(np.int64), lead + (values.shape[-1],))
 
     # ------------------------------------------------------------- linear algebra

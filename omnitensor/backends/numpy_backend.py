@@ -43,7 +43,16 @@ def _array_result(ufunc: Any) -> Any:
 def _make_erf() -> Any:
     try:
         from scipy.special import erf as scipy_erf  # optional, faster and exact
-        return scipy_erf
+
+        def erf(x: np.ndarray, out: Any = None) -> np.ndarray:
+            if x.dtype == np.float16:  # scipy has no float16 loop: it would return float64
+                r = scipy_erf(x.astype(np.float32)).astype(np.float16)
+                if out is None:
+                    return r
+                out[...] = r
+                return out
+            return scipy_erf(x) if out is None else scipy_erf(x, out=out)
+        return erf
     except ImportError:  # pragma: no cover - scipy is usually present
         vec = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -80,7 +89,8 @@ class NumpyBackend(NamespaceBackend):
             if isinstance(fn, np.ufunc):
                 setattr(self, name, _array_result(fn))
         self.round = _array_result(np.rint)  # half to even, and a ufunc (np.round is not)
-        self.erf = _array_result(_make_erf())
+        erf = _make_erf()
+        self.erf = lambda x, out=None: np.asarray(erf(x, out=out))
 
     def version(self) -> str:
         return f"numpy {np.__version__}"

@@ -33,14 +33,13 @@ _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 class DType:
     """An omnitensor data type. Interned: compare with ``is`` or ``==``."""
 
-    __slots__ = ("name", "np", "itemsize", "kind", "_hash")
+    __slots__ = ("name", "np", "itemsize", "kind")
 
     def __init__(self, name: str, np_dtype: Any) -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
         self.kind = self.np.kind  # 'b', 'i', 'u', 'f', 'c'
-        self._hash = hash(("omnitensor.dtype", name))
 
     # torch-style predicates -------------------------------------------------
     @property
@@ -83,8 +82,9 @@ class DType:
     def __str__(self) -> str:
         return f"omnitensor.{self.name}"
 
-    def __hash__(self) -> int:
-        return self._hash
+    # interned: identity is equality, and the C-level identity hash keeps the per-op
+    # dtype-rule lookups (dict keys of dtypes) cheap
+    __hash__ = object.__hash__
 
     def __eq__(self, other: object) -> bool:
         return self is other

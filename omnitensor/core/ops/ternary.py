@@ -72,6 +72,8 @@ def where(condition: Tensor, x1: Any, x2: Any) -> Tensor:
     try:
         c = _to(condition, _dt.bool_, dev, shape)
         data = be.where(c, _to(x1, d, dev, shape), _to(x2, d, dev, shape))
+        if data.dtype != d.np:  # two Python scalars: the library picks its own dtype
+            data = be.astype(data, d.np)
         if data.shape != shape:  # both values scalars and condition broadcast
             data = be.copy(be.broadcast_to(data, shape))
     except Exception as e:  # noqa: BLE001

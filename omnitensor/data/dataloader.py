@@ -1,0 +1,217 @@
+"""``DataLoader``: batches from a dataset, with shuffling, custom samplers and collation
+(torch semantics, single process).
+
+Batches are built in the calling process (``num_workers > 0`` is accepted for portability
+and warns once: device tensors are not worth pickling across processes here). With the
+default ``collate_fn`` and a dataset that has ``__getbatch__`` (``TensorDataset``,
+``Subset`` of one), a batch is one gather per tensor.
+"""
+from __future__ import annotations
+
+import collections.abc as cabc
+import warnings
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ..core.ops.creation import tensor as _tensor
+from ..core.ops.random import Generator
+from ..core.ops.shape import stack
+from ..core.tensor import Tensor
+from .dataset import IterableDataset
+from .sampler import BatchSampler, RandomSampler, SequentialSampler
+
+__all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
+
+_warned_workers = False
+
+#: Largest copy (bytes) the DataLoader makes to gather a whole epoch of a TensorDataset at
+#: once; bigger epochs are gathered batch by batch.
+EPOCH_GATHER_BYTES = 256 * 1024 * 1024
+
+
+def default_convert(data: Any) -> Any:
+    """NumPy arrays (and containers of them) to tensors; everything else unchanged."""
+    if isinstance(data, np.ndarray) and data.dtype.kind in "biufc":
+        return _tensor(data)
+    if isinstance(data, cabc.Mapping):
+        return {k: default_convert(v) for k, v in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, (list, tuple)):
+        return [default_convert(d) for d in data]
+    return data
+
+
+def default_collate(batch: list[Any]) -> Any:
+    """Stack a list of samples into a batch, recursively (torch's rules): tensors and
+    NumPy arrays are stacked on a new first dim; floats become float64, ints int64, bools
+    bool tensors; strings stay a list; dicts collate per key; namedtuples per field;
+    tuples/lists per position (returned as a list, as torch does)."""
+    if not batch:
+        raise ValueError("default_collate: empty batch")
+    elem = batch[0]
+    if isinstance(elem, Tensor):
+        return stack(batch, 0)
+    if isinstance(elem, np.ndarray):
+        if elem.dtype.kind not in "biufc":
+            raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, "
+                            f"numbers, dicts or lists; found {elem.dtype}")
+        return _tensor(np.stack(batch))
+    if isinstance(elem, np.generic):
+        return _tensor(np.array(batch))
+    if isinstance(elem, bool):
+        return _tensor(batch)
+    if isinstance(elem, float):
+        from ..core import dtypes as _dt
+        return _tensor(batch, dtype=_dt.float64)
+    if isinstance(elem, int):
+        return _tensor(batch)
+    if isinstance(elem, (str, bytes)):
+        return batch
+    if isinstance(elem, cabc.Mapping):
+        out = {key: default_collate([d[key] for d in batch]) for key in elem}
+        try:
+            return type(elem)(out)
+        except TypeError:
+            return out
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):
+        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
+    if isinstance(elem, cabc.Sequence):
+        size = len(elem)
+        if any(len(e) != size for e in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        return [default_collate(list(s)) for s in zip(*batch)]
+    raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, "
+                    f"dicts or lists; found {type(elem).__name__}")
+
+
+def get_worker_info() -> None:
+    """None: data loading runs in the main process."""
+    return None
+
+
+class DataLoader:
+    """Iterate over ``dataset`` in batches.
+
+    ``shuffle=True`` draws a new permutation each epoch from ``generator`` (an
+    ``omnitensor.Generator``; seeded, the order is reproducible) or, without one, from a
+    seed taken from the default generator. ``sampler`` / ``batch_sampler`` replace the
+    index order (e.g. a ``DistributedSampler``); ``drop_last`` drops a short final batch;
+    ``collate_fn`` turns a list of samples into a batch (``default_collate``)."""
+
+    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = None,
+                 sampler: Any = None, batch_sampler: Any = None, num_workers: int = 0,
+                 collate_fn: Callable[[list], Any] | None = None, pin_memory: bool = False,
+                 drop_last: bool = False, timeout: float = 0,
+                 worker_init_fn: Callable | None = None, multiprocessing_context: Any = None,
+                 generator: Generator | None = None, *, prefetch_factor: int | None = None,
+                 persistent_workers: bool = False, pin_memory_device: str = "",
+                 in_order: bool = True) -> None:
+        global _warned_workers
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative")
+        if num_workers > 0 and not _warned_workers:
+            _warned_workers = True
+            warnings.warn("omnitensor's DataLoader loads batches in the main process; "
+                          f"num_workers={num_workers} is ignored", UserWarning, stacklevel=2)
+        self.dataset, self.num_workers, self.pin_memory = dataset, num_workers, pin_memory
+        self.timeout, self.worker_init_fn, self.generator = timeout, worker_init_fn, generator
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:
+            if shuffle:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
+                                 f"shuffle option, but got shuffle={shuffle}")
+            if sampler is not None or batch_sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified "
+                                 "sampler and batch_sampler options")
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
+                                 "shuffle, sampler, and drop_last")
+            batch_size, drop_last = None, False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually "
+                             "exclusive with drop_last")
+        if sampler is None and not self._iterable:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else \
+                SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None and not self._iterable:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.batch_size, self.drop_last = batch_size, drop_last
+        self.sampler, self.batch_sampler = sampler, batch_sampler
+        self._auto_collation = batch_sampler is not None or (self._iterable and
+                                                             batch_size is not None)
+        self._custom_collate = collate_fn is not None
+        if collate_fn is None:
+            collate_fn = default_collate if self._auto_collation else default_convert
+        self.collate_fn = collate_fn
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._iterable:
+            return self._iter_iterable()
+        if self.batch_sampler is None:
+            return (self.collate_fn(self.dataset[i]) for i in self.sampler)
+        return self._iter_batches()
+
+    def _iter_batches(self) -> Iterator[Any]:
+        fetch = None if self._custom_collate else getattr(self.dataset, "__getbatch__", None)
+        ds, collate = self.dataset, self.collate_fn
+        if fetch is not None:
+            per_sample = getattr(ds, "_sample_nbytes", None)
+            # whole-epoch gathering reads the index order up front: only for our own,
+            # finite samplers (a custom one may be endless or depend on progress)
+            finite = type(self.batch_sampler) is BatchSampler and type(
+                self.batch_sampler.sampler) in (SequentialSampler, RandomSampler)
+            if per_sample is not None and finite:
+                yield from self._iter_epoch_gather(fetch, per_sample())
+                return
+            for indices in self.batch_sampler:
+                yield fetch(indices)
+            return
+        for indices in self.batch_sampler:
+            yield collate([ds[i] for i in indices])
+
+    def _iter_epoch_gather(self, fetch: Callable, sample_nbytes: int) -> Iterator[Any]:
+        """Gather the whole epoch in its sampled order with one indexing op per tensor,
+        then hand out each batch as a slice (a view): the same batches as one gather per
+        batch, at a fraction of the per-batch cost. Used while the epoch's copy stays
+        small (EPOCH_GATHER_BYTES)."""
+        batches = list(self.batch_sampler)
+        flat = [i for b in batches for i in b]
+        if not flat or len(flat) * sample_nbytes > EPOCH_GATHER_BYTES:
+            for indices in batches:
+                yield fetch(indices)
+            return
+        full = fetch(flat)
+        start = 0
+        for indices in batches:
+            stop = start + len(indices)
+            yield [t[start:stop] for t in full]
+            start = stop
+
+    def _iter_iterable(self) -> Iterator[Any]:
+        if self.batch_size is None:
+            for sample in self.dataset:
+                yield self.collate_fn(sample)
+            return
+        batch: list[Any] = []
+        for sample in self.dataset:
+            batch.append(sample)
+            if len(batch) == self.batch_size:
+                yield self.collate_fn(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield self.collate_fn(batch)
+
+    def __len__(self) -> int:
+        if self._iterable:
+            n = len(self.dataset)
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
+        return len(self.sampler)

@@ -1,0 +1,34 @@
+"""``omnitensor.nn.functional``: stateless neural-network ops (torch's ``F``), written
+with Tensor ops so they run and differentiate on every backend.
+
+Hot ops (``linear``, ``conv2d``, ``max_pool2d``, ``softmax``, ``log_softmax``,
+``cross_entropy``) are single graph nodes with explicit backward formulas (themselves
+written with differentiable Tensor ops); ``conv2d``, ``softmax`` and ``log_softmax`` first
+look for a native backend kernel (see each function's module docstring for the signature).
+"""
+from .activation import (celu, elu, gelu, glu, hardsigmoid, hardswish, hardtanh,
+                         leaky_relu, leaky_relu_, log_softmax, logsigmoid, mish, relu, relu6,
+                         relu_, selu, sigmoid, silu, softmax, softmin, softplus, softsign,
+                         tanh, threshold)
+from .attention import multi_head_attention_forward, scaled_dot_product_attention
+from .conv import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold)
+from .linear import bilinear, linear
+from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
+                   huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
+from .misc import dropout, dropout1d, dropout2d, embedding, one_hot, pad
+from .normalization import batch_norm, group_norm, instance_norm, layer_norm, normalize
+from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool2d,
+                      avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
+
+__all__ = [
+    "celu", "elu", "gelu", "glu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu",
+    "leaky_relu_", "log_softmax", "logsigmoid", "mish", "relu", "relu6", "relu_", "selu",
+    "sigmoid", "silu", "softmax", "softmin", "softplus", "softsign", "tanh", "threshold",
+    "multi_head_attention_forward", "scaled_dot_product_attention", "conv1d", "conv2d",
+    "conv_transpose1d", "conv_transpose2d", "fold", "unfold", "bilinear", "linear",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
+    "huber_loss", "kl_div", "l1_loss", "mse_loss", "nll_loss", "smooth_l1_loss", "dropout",
+    "dropout1d", "dropout2d", "embedding", "one_hot", "pad", "batch_norm", "group_norm",
+    "instance_norm", "layer_norm", "normalize", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d",
+]

@@ -1,0 +1,106 @@
+"""``linear`` and ``bilinear``.
+
+``linear`` is one graph node (torch's AddmmBackward): the forward is a matmul and an
+in-place bias add under no_grad, the backward three products written with Tensor ops (so
+``create_graph`` works). Recording one node instead of transpose + matmul + add saves most
+of the Python cost of a small MLP step.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ...core.graph import needs_grad, no_grad_ctx, record
+from ...core.tensor import Tensor
+from . import _fast
+from ._utils import differentiable_backward
+
+__all__ = ["linear", "bilinear"]
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
+    """``input @ weight.T + bias``; ``input`` is ``(..., in_features)``, ``weight``
+    ``(out_features, in_features)``, ``bias`` ``(out_features,)``."""
+    if weight.ndim != 2:
+        raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape "
+                         f"{tuple(weight.shape)}")
+    if input.ndim == 0 or input.shape[-1] != weight.shape[1]:
+        raise ValueError(f"linear: input of shape {tuple(input.shape)} does not match weight "
+                         f"of shape {tuple(weight.shape)} (expected last dim "
+                         f"{weight.shape[1]})")
+    be = _fast.backend_for(input, weight, bias)
+    if be is not None:
+        # one device, one floating dtype: straight to the backend's GEMM (see _fast.py)
+        x = input._data
+        lead = input.shape[:-1]
+        if x.ndim != 2:  # backend shapes are explicit (no -1: that is core's job)
+            x = be.reshape(x, (input.numel() // input.shape[-1], input.shape[-1]))
+        y = _fast.matmul_t(be, x, weight._data)
+        if bias is not None:
+            _fast.add_row_(be, y, bias._data)
+        if len(lead) != 1:
+            y = be.reshape(y, lead + (weight.shape[0],))
+        out = _fast.make(y, input)
+    else:
+        with no_grad_ctx():
+            out = input @ weight.T
+            if bias is not None:
+                out = out + bias
+    if needs_grad(input, weight, bias):
+        # save only what a requested gradient reads (an in-place change of the other
+        # operand is then no error, as in torch)
+        record("AddmmBackward0", _linear_backward, out, (input, weight, bias),
+               (input if weight.requires_grad else None,
+                weight if input.requires_grad else None))
+    return out
+
+
+def _linear_backward(node: Any, g: Tensor) -> tuple:
+    x, w = node.saved_tensors
+    need_x, need_w, need_b = node.needs_input_grad
+    be = None if differentiable_backward() else _fast.backend_for(g, x, w)
+    if be is not None:
+        g2 = g._data if g.ndim == 2 else be.reshape(g._data, _rows(g))
+        gx = gw = gb = None
+        if need_x:
+            gx = be.matmul(g2, w._data)
+            if g.ndim != 2:
+                gx = be.reshape(gx, g.shape[:-1] + (w.shape[1],))
+            gx = _fast.make(gx, g)
+        if need_w:
+            x2 = x._data if x.ndim == 2 else be.reshape(x._data, _rows(x))
+            gw = _fast.make(_fast.t_matmul(be, g2, x2), g)
+        if need_b:
+            gb = _fast.make(be.sum(g2, (0,), False), g)
+        return gx, gw, gb
+    gx = g @ w if need_x else None
+    gw = gb = None
+    if need_w or need_b:
+        g2 = g if g.ndim == 2 else g.reshape(-1, g.shape[-1])
+        if need_w:
+            x2 = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
+            gw = g2.T @ x2
+        if need_b:
+            gb = g2.sum(0)
+    return gx, gw, gb
+
+
+def _rows(t: Tensor) -> tuple[int, int]:
+    """``t.shape`` flattened to (rows, last dim), explicitly (backend reshape has no -1)."""
+    n = t.shape[-1]
+    return (t.numel() // n if n else 0, n)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
+             bias: Tensor | None = None) -> Tensor:
+    """``y_k = x1 W_k x2 + b_k`` with ``weight`` of shape ``(out, in1, in2)``."""
+    out_f, in1, in2 = weight.shape
+    if input1.shape[-1] != in1 or input2.shape[-1] != in2:
+        raise ValueError(f"bilinear: inputs {tuple(input1.shape)} and {tuple(input2.shape)} "
+                         f"do not match weight {tuple(weight.shape)}")
+    # (..., in1) @ (in1, out * in2) -> (..., out, in2), then contract in2 with x2
+    w = weight.permute(1, 0, 2).reshape(in1, out_f * in2)
+    t = (input1 @ w).reshape(*input1.shape[:-1], out_f, in2)
+    out = (t * input2.unsqueeze(-2)).sum(-1)
+    if bias is not None:
+        out = out + bias
+    return out

@@ -1,0 +1,367 @@
+"""Loss functions: ``mse_loss``, ``l1_loss``, ``huber_loss``, ``smooth_l1_loss``,
+``nll_loss``, ``cross_entropy``, ``binary_cross_entropy``,
+``binary_cross_entropy_with_logits``, ``kl_div``.
+
+``cross_entropy`` with class indices is one graph node (log-softmax, pick, weights,
+ignore_index, label smoothing and the reduction fused): its backward is the closed form
+``(softmax - target distribution) * scale``, written with Tensor ops on a softmax that is
+recomputed differentiably inside a ``create_graph`` backward.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...core.graph import needs_grad, no_grad_ctx, record
+from ...core.tensor import Tensor
+from . import _fast
+from ._utils import INDEX_CACHE, differentiable_backward, reduce, reduction_check
+from .activation import _softmax_data, log_softmax, softmax
+
+__all__ = ["mse_loss", "l1_loss", "huber_loss", "smooth_l1_loss", "nll_loss",
+           "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+           "kl_div"]
+
+
+def _legacy(size_average: Any, reduce_: Any, reduction: str) -> str:
+    if size_average is None and reduce_ is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce_ = True if reduce_ is None else reduce_
+    return ("mean" if size_average else "sum") if reduce_ else "none"
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
+             reduce: Any = None, reduction: str = "mean", weight: Tensor | None = None
+             ) -> Tensor:
+    """Mean squared error ``(x - y)^2``."""
+    reduction = _legacy(size_average, reduce, reduction)
+    reduction_check(reduction)
+    d = input - target
+    loss = d * d
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
+            reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """Mean absolute error ``|x - y|``."""
+    reduction = _legacy(size_average, reduce, reduction)
+    reduction_check(reduction)
+    return _reduce((input - target).abs(), reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: A002
+               delta: float = 1.0, weight: Tensor | None = None) -> Tensor:
+    """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
+    reduction_check(reduction)
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    d = (input - target).abs()
+    loss = (d * d * 0.5).where(d < delta, (d - 0.5 * delta) * delta)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
+                   reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta``."""
+    reduction = _legacy(size_average, reduce, reduction)
+    reduction_check(reduction)
+    d = (input - target).abs()
+    if beta == 0:
+        return _reduce(d, reduction)
+    loss = (d * d * (0.5 / beta)).where(d < beta, d - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    return reduce(loss, reduction)
+
+
+# ------------------------------------------------------------- classification
+def _flatten_classes(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor, tuple]:
+    """(N, C, d1...) -> (N * d1..., C) with the target flattened alike; returns the
+    per-element output shape for reduction='none'."""
+    if input.ndim == 1:
+        return input.unsqueeze(0), target.reshape(1), ()
+    if input.ndim == 2:
+        return input, target, (input.shape[0],)
+    c = input.shape[1]
+    moved = input.movedim(1, -1)
+    return moved.reshape(-1, c), target.reshape(-1), tuple(target.shape)
+
+
+def _check_target(input2: Tensor, target: Tensor, name: str) -> None:
+    if target.dtype.kind not in "iu":
+        raise TypeError(f"{name}: expected class indices of an integer dtype (or class "
+                        f"probabilities of input's shape), got {target.dtype.name} target of "
+                        f"shape {tuple(target.shape)}")
+    if target.shape[0] != input2.shape[0]:
+        raise ValueError(f"{name}: expected input batch_size ({input2.shape[0]}) to match "
+                         f"target batch_size ({target.shape[0]})")
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
+             size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
+             reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of log-probabilities ``input`` ``(N, C, ...)`` at class
+    indices ``target`` ``(N, ...)``; ``mean`` divides by the summed weights of the
+    non-ignored targets (torch)."""
+    reduction = _legacy(size_average, reduce, reduction)
+    reduction_check(reduction)
+    x2, t, out_shape = _flatten_classes(input, target)
+    _check_target(x2, t, "nll_loss")
+    valid = t != ignore_index
+    t_safe = t.where(valid, 0)
+    picked = x2.gather(1, t_safe.unsqueeze(1)).squeeze(1)
+    wt = valid.to(x2.dtype) if weight is None else weight.index_select(0, t_safe) * valid
+    loss = -(picked * wt)
+    if reduction == "none":
+        return loss.reshape(out_shape)
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / wt.sum()
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
+                  size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """Cross entropy of logits ``input`` ``(N, C, ...)`` (or ``(C,)``) with class indices
+    ``target`` ``(N, ...)`` or class probabilities of input's shape, with torch's
+    ``weight``, ``ignore_index``, ``label_smoothing`` and reductions."""
+    reduction = _legacy(size_average, reduce, reduction)
+    reduction_check(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+    if target.dtype.kind in "fc":
+        return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
+    x2, t, out_shape = _flatten_classes(input, target)
+    _check_target(x2, t, "cross_entropy")
+    if weight is not None and tuple(weight.shape) != (x2.shape[1],):
+        raise ValueError(f"cross_entropy: weight must have shape ({x2.shape[1]},), got "
+                         f"{tuple(weight.shape)}")
+    out = _cross_entropy_index(x2, t, weight, ignore_index, reduction, label_smoothing)
+    return out.reshape(out_shape) if reduction == "none" else out
+
+
+def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None,  # noqa: A002
+                         reduction: str, eps: float) -> Tensor:
+    if target.shape != input.shape:
+        raise ValueError(f"cross_entropy: probability targets must have input's shape "
+                         f"{tuple(input.shape)}, got {tuple(target.shape)}")
+    cdim = 0 if input.ndim == 1 else 1
+    c = input.shape[cdim]
+    logp = log_softmax(input, cdim)
+    if eps:
+        target = target * (1.0 - eps) + eps / c
+    prod = logp * target
+    if weight is not None:
+        prod = prod * weight.reshape((c,) + (1,) * (input.ndim - cdim - 1))
+    loss = -prod.sum(cdim)
+    if reduction == "mean":
+        return loss.sum() / max(input.numel() // c, 1) if input.ndim > 1 else loss
+    return _reduce(loss, reduction)
+
+
+def _class_range(c: int, device: Any) -> Tensor:
+    return INDEX_CACHE.get(("classes", c), device, lambda: np.arange(c))
+
+
+def _cross_entropy_index(x: Tensor, t: Tensor, weight: Tensor | None, ignore_index: int,
+                         reduction: str, eps: float) -> Tensor:
+    """The fused (M, C) logits + (M,) indices case.
+
+    The target is picked with a one-hot mask (``t[:, None] == arange(C)``) rather than a
+    gather: elementwise ops and a row sum are cheap everywhere (no gather kernel, no
+    index bounds pass), and the same mask serves the backward."""
+    c = x.shape[1]
+    if weight is None and not eps and not 0 <= ignore_index < c and t.dtype.name == "int64" \
+            and t.device is x.device:
+        be = _fast.backend_for(x)
+        if be is not None:
+            return _cross_entropy_plain(be, x, t, ignore_index, reduction)
+    with no_grad_ctx():
+        logp = _softmax_data(x, 1, True)
+        hit = t.unsqueeze(1) == _class_range(c, x.device)     # ignored rows: all False
+        valid = t != ignore_index
+        if 0 <= ignore_index < c:
+            hit = hit & valid.unsqueeze(1)
+        hitf = hit.to(x.dtype)
+        if weight is None:
+            wt = valid.to(x.dtype)
+            n_targets = wt.sum()
+        else:
+            wt = (hitf * weight).sum(1)                       # weight[t_i], 0 if ignored
+            n_targets = valid.sum()
+        # every non-ignored target must be a class index (torch raises too)
+        if not bool((hitf.sum() == n_targets).item()):
+            bad = t.masked_select(valid & hit.any(1).logical_not())
+            raise IndexError(f"cross_entropy: target {int(bad[0].item())} is out of bounds "
+                             f"for {c} classes")
+        loss = (logp * hitf).sum(1)
+        loss *= wt
+        loss.neg_()
+        if eps:
+            full = logp if weight is None else logp * weight
+            smooth = full.sum(1) * valid
+            loss = loss * (1.0 - eps) - smooth * (eps / c)
+        denom = None
+        if reduction == "mean":
+            denom = n_targets if weight is None else wt.sum()
+            out = loss.sum() / denom
+        elif reduction == "sum":
+            out = loss.sum()
+        else:
+            out = loss
+    if needs_grad(x):
+        record("NllLossBackward0", _cross_entropy_backward, out, (x,), (x,), logp=logp,
+               hitf=hitf, valid=valid, wt=wt, weight=weight, eps=eps, reduction=reduction,
+               denom=denom)
+    return out
+
+
+def _cross_entropy_plain(be: Any, x: Tensor, t: Tensor, ignore_index: int,
+                         reduction: str) -> Tensor:
+    """The common case (no class weights, no label smoothing) on backend primitives: the
+    same formulas as the general path, at a third of its dispatch cost (``_fast.py``)."""
+    m_, c = x.shape
+    shape = (m_, c)
+    fdt = x.dtype.np
+    xd = x._data
+    sh = be.subtract(xd, be.broadcast_to(be.max(xd, (1,), True), shape))
+    lse = be.sum(be.exp(sh), (1,), True)
+    be.log(lse, out=lse)
+    logp = be.subtract(sh, be.broadcast_to(lse, shape), out=sh)
+    classes = _class_range(c, x.device)._data
+    hit = be.equal(be.broadcast_to(be.reshape(t._data, (m_, 1)), shape),
+                   be.broadcast_to(classes, shape))
+    hitf = be.astype(hit, fdt)
+    validf = be.astype(be.not_equal(t._data, ignore_index), fdt)
+    n_targets = be.sum(validf, (0,), False)
+    if not bool(be.to_numpy(be.equal(be.sum(hitf, (0, 1), False), n_targets))):
+        bad = [v for v in t.tolist() if v != ignore_index and not 0 <= v < c]
+        raise IndexError(f"cross_entropy: target {bad[0]} is out of bounds for {c} classes")
+    loss = be.sum(be.multiply(logp, hitf), (1,), False)          # logp[i, t_i] or 0
+    denom = None
+    if reduction == "mean":
+        denom = n_targets
+        out = be.divide(be.negative(be.sum(loss, (0,), False)), denom)
+    elif reduction == "sum":
+        out = be.negative(be.sum(loss, (0,), False))
+    else:
+        out = be.negative(loss)
+    out = _fast.make(out, x)
+    if needs_grad(x):
+        record("NllLossBackward0", _cross_entropy_plain_backward, out, (x,), (x,),
+               logp=logp, hitf=hitf, validf=validf, reduction=reduction, denom=denom)
+    return out
+
+
+def _cross_entropy_plain_backward(node: Any, g: Tensor) -> tuple:
+    (x,) = node.saved_tensors
+    be = None if differentiable_backward() else _fast.backend_for(x, g)
+    if be is None:
+        # the same closed form with Tensor ops (differentiable, for create_graph)
+        p = softmax(x, 1)
+        hitf, validf = _fast.make(node.hitf, x), _fast.make(node.validf, x)
+        grad = (p - hitf) * validf.unsqueeze(1)
+        if node.reduction == "mean":
+            return (grad * (g / _fast.make(node.denom, x)),)
+        return (grad * (g if node.reduction == "sum" else g.unsqueeze(1)),)
+    shape = node.hitf.shape
+    grad = be.exp(node.logp)
+    be.subtract(grad, node.hitf, out=grad)
+    col = node.validf
+    if node.reduction == "mean":
+        col = be.multiply(col, be.broadcast_to(be.divide(g._data, node.denom), col.shape))
+    elif node.reduction == "sum":
+        col = be.multiply(col, be.broadcast_to(g._data, col.shape))
+    else:
+        col = be.multiply(col, g._data)
+    be.multiply(grad, be.broadcast_to(be.reshape(col, (shape[0], 1)), shape), out=grad)
+    return (_fast.make(grad, x),)
+
+
+def _cross_entropy_backward(node: Any, g: Tensor) -> tuple:
+    (x,) = node.saved_tensors
+    c = x.shape[1]
+    # inside a create_graph backward the softmax must be a function of x in the graph
+    p = softmax(x, 1) if differentiable_backward() else node.logp.exp()
+    grad = p - node.hitf
+    grad *= node.wt.unsqueeze(1)
+    eps = node.eps
+    if eps:
+        valid = node.valid.to(p.dtype).unsqueeze(1)
+        if node.weight is None:
+            smooth = (p * c - 1.0) * valid
+        else:
+            w = node.weight
+            smooth = (p * w.sum() - w) * valid
+        grad = grad * (1.0 - eps) + smooth * (eps / c)
+    if node.reduction == "mean":
+        grad = grad * (g / node.denom)
+    elif node.reduction == "sum":
+        grad = grad * g
+    else:
+        grad = grad * g.unsqueeze(1)
+    return (grad,)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor,  # noqa: A002
+                         weight: Tensor | None = None, size_average: Any = None,
+                         reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """``-(y log x + (1 - y) log(1 - x))`` for probabilities ``x``; logs are clamped at
+    -100 as in torch, so ``x`` of exactly 0 or 1 gives a finite loss."""
+    reduction = _legacy(size_average, reduce, reduction)
+    reduction_check(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"binary_cross_entropy: target size {tuple(target.shape)} must be "
+                         f"the same as input size {tuple(input.shape)}")
+    log_x = input.log().clamp(min=-100.0)
+    log_1mx = (1.0 - input).log().clamp(min=-100.0)
+    loss = -(target * log_x + (1.0 - target) * log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A002
+                                     weight: Tensor | None = None, size_average: Any = None,
+                                     reduce: Any = None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """Sigmoid + binary cross entropy in one stable formula:
+    ``(1 - y) x + (1 + (pos_weight - 1) y) (log(1 + exp(-|x|)) + max(-x, 0))``."""
+    reduction = _legacy(size_average, reduce, reduction)
+    reduction_check(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"binary_cross_entropy_with_logits: target size "
+                         f"{tuple(target.shape)} must be the same as input size "
+                         f"{tuple(input.shape)}")
+    softplus_neg = (-input.abs()).exp().log1p() + (-input).clamp(min=0)  # log(1 + e^-x)
+    if pos_weight is not None:
+        loss = (1.0 - target) * input + ((pos_weight - 1.0) * target + 1.0) * softplus_neg
+    else:
+        loss = (1.0 - target) * input + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
+           reduce: Any = None, reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """KL divergence with ``input`` log-probabilities; ``reduction='batchmean'`` divides
+    the sum by the batch size (the mathematically correct mean)."""
+    reduction = _legacy(size_average, reduce, reduction)
+    if reduction not in ("mean", "sum", "none", "batchmean"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = target.xlogy(target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction)

@@ -1,0 +1,157 @@
+"""``pad``, ``one_hot``, ``dropout`` (and 1d/2d), ``embedding``."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ...core import dtypes as _dt
+from ...core.graph import needs_grad, no_grad_ctx, record
+from ...core.ops.creation import arange, zeros
+from ...core.ops.random import Generator, rand
+from ...core.ops.shape import pad_constant
+from ...core.tensor import Tensor
+from ._utils import INDEX_CACHE
+
+__all__ = ["pad", "one_hot", "dropout", "dropout1d", "dropout2d", "embedding"]
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
+        value: float | None = None) -> Tensor:
+    """torch's ``F.pad``: ``pad = (last_before, last_after, prev_before, prev_after, ...)``.
+    Modes: ``constant`` (negative values crop), ``reflect``, ``replicate``, ``circular``."""
+    pad = [int(v) for v in pad]
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(f"pad: expected an even number of values, at most 2 * ndim, got "
+                         f"{len(pad)} for a {input.ndim}-d tensor")
+    if mode == "constant":
+        widths = [(0, 0)] * input.ndim
+        for i in range(len(pad) // 2):
+            widths[input.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+        return pad_constant(input, widths, 0.0 if value is None else value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported (use 'constant', "
+                                  f"'reflect', 'replicate' or 'circular')")
+    out = input
+    for i in range(len(pad) // 2):
+        dim = input.ndim - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        if before == 0 and after == 0:
+            continue
+        n = out.shape[dim]
+        key = ("pad", mode, n, before, after)
+        idx = INDEX_CACHE.get(key, out.device, lambda: _pad_index(mode, n, before, after))
+        out = out.index_select(dim, idx)
+    return out
+
+
+def _pad_index(mode: str, n: int, before: int, after: int) -> np.ndarray:
+    pos = np.arange(-before, n + after)
+    if mode == "replicate":
+        return np.clip(pos, 0, n - 1)
+    if mode == "circular":
+        if before > n or after > n:
+            raise ValueError(f"pad: circular padding of {before}/{after} exceeds the size {n}")
+        return pos % n
+    if before >= n or after >= n:
+        raise ValueError(f"pad: reflect padding ({before}, {after}) must be smaller than the "
+                         f"size {n} of the padded dimension")
+    period = 2 * (n - 1) if n > 1 else 1
+    r = np.abs(pos) % period
+    return np.where(r >= n, period - r, r)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """``(...,) int -> (..., num_classes)`` int64 one-hot (``-1``: ``max + 1``)."""
+    if tensor.dtype.kind not in "iu":
+        raise TypeError(f"one_hot is only applicable to index tensors, got "
+                        f"{tensor.dtype.name}")
+    if num_classes == -1:
+        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
+    if tensor.numel() and (int(tensor.min().item()) < 0 or
+                           int(tensor.max().item()) >= num_classes):
+        raise ValueError(f"one_hot: class values must be in [0, {num_classes})")
+    classes = arange(num_classes, device=tensor.device)
+    return (tensor.unsqueeze(-1) == classes).to(_dt.int64)
+
+
+def _check_p(p: float) -> None:
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout_with_mask_shape(input: Tensor, p: float, shape: tuple,  # noqa: A002
+                             inplace: bool, generator: Generator | None) -> Tensor:
+    if p == 1.0:
+        out = input * 0.0
+    else:
+        with no_grad_ctx():
+            keep = rand(shape, dtype=input.dtype, device=input.device, generator=generator) >= p
+            mask = keep.to(input.dtype) * (1.0 / (1.0 - p))
+        out = input * mask
+    return input.copy_(out) if inplace else out
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
+            inplace: bool = False, *, generator: Generator | None = None) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``
+    (identity when not training). ``generator`` (an omnitensor extension) makes masks
+    reproducible independently of the global seed."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    return _dropout_with_mask_shape(input, p, tuple(input.shape), inplace, generator)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of ``(N, C, L)``."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    return _dropout_with_mask_shape(input, p, tuple(input.shape[:-1]) + (1,), inplace, None)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of ``(N, C, H, W)``."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    return _dropout_with_mask_shape(input, p, tuple(input.shape[:-2]) + (1, 1), inplace, None)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # noqa: A002
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` at the integer ``input`` indices: ``(...) -> (..., dim)``. Rows
+    at ``padding_idx`` get no gradient (torch)."""
+    if input.dtype.kind not in "iu":
+        raise TypeError(f"embedding: indices must be an integer tensor, got "
+                        f"{input.dtype.name}")
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are "
+                                  "not supported")
+    num = weight.shape[0]
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise ValueError(f"padding_idx {padding_idx} is out of range for {num} embeddings")
+        padding_idx %= num
+    flat = input.reshape(-1)
+    with no_grad_ctx():
+        out = weight.index_select(0, flat).reshape(*input.shape, weight.shape[1])
+    if needs_grad(weight):
+        record("EmbeddingBackward0", _embedding_backward, out, (weight,), (flat,),
+               num=num, padding_idx=padding_idx)
+    return out
+
+
+def _embedding_backward(node: Any, g: Tensor) -> tuple:
+    (flat,) = node.saved_tensors
+    dim = g.shape[-1]
+    g2 = g.reshape(-1, dim)
+    if node.padding_idx is not None:
+        g2 = g2 * (flat != node.padding_idx).to(g2.dtype).unsqueeze(1)
+    base = zeros((node.num, dim), dtype=g.dtype, device=g.device)
+    index = flat.unsqueeze(1).expand(flat.shape[0], dim)
+    return (base.scatter_add(0, index, g2),)

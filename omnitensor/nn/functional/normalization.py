@@ -1,0 +1,124 @@
+"""Normalization: ``batch_norm``, ``layer_norm``, ``group_norm``, ``instance_norm``,
+``normalize``. Written with Tensor ops (autograd derives the backward, so double backward
+works); running statistics are updated in place under no_grad, as torch does."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ...core.graph import no_grad_ctx
+from ...core.tensor import Tensor
+
+__all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "normalize"]
+
+
+def _channel_shape(x: Tensor) -> tuple[int, ...]:
+    return (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None,  # noqa: A002
+               running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Tensor:
+    """Normalize each channel (dim 1) of ``(N, C, ...)`` by batch statistics in training
+    (updating ``running_*`` with ``momentum``; the running variance is unbiased) or by the
+    running statistics in evaluation."""
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected at least a 2-D input, got shape "
+                         f"{tuple(input.shape)}")
+    axes = (0,) + tuple(range(2, input.ndim))
+    shape = _channel_shape(input)
+    if training:
+        count = input.numel() // input.shape[1]
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got "
+                             f"input size {tuple(input.shape)}")
+        mean = input.mean(dim=axes, keepdim=True)
+        centered = input - mean
+        var = (centered * centered).mean(dim=axes, keepdim=True)
+        if running_mean is not None or running_var is not None:
+            with no_grad_ctx():
+                if running_mean is not None:
+                    running_mean.mul_(1.0 - momentum).add_(
+                        mean.detach().reshape(-1).to(running_mean.dtype) * momentum)
+                if running_var is not None:
+                    unbiased = var.detach().reshape(-1) * (count / (count - 1))
+                    running_var.mul_(1.0 - momentum).add_(
+                        unbiased.to(running_var.dtype) * momentum)
+        out = centered * (var + eps).rsqrt()
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: running_mean and running_var are required when "
+                             "training=False")
+        scale = (running_var.reshape(shape) + eps).rsqrt()
+        out = (input - running_mean.reshape(shape)) * scale
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int,  # noqa: A002
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalize over the trailing ``normalized_shape`` dims (biased variance)."""
+    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(ns):]) != ns:
+        raise ValueError(f"layer_norm: normalized_shape {list(ns)} does not match the "
+                         f"trailing dims of input of shape {tuple(input.shape)}")
+    axes = tuple(range(input.ndim - len(ns), input.ndim))
+    mean = input.mean(dim=axes, keepdim=True)
+    centered = input - mean
+    var = (centered * centered).mean(dim=axes, keepdim=True)
+    out = centered * (var + eps).rsqrt()
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # noqa: A002
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalize groups of channels of ``(N, C, ...)`` (``C`` divisible by ``num_groups``),
+    then apply a per-channel affine."""
+    n, c = input.shape[:2]
+    if c % num_groups:
+        raise ValueError(f"group_norm: {c} channels are not divisible into {num_groups} "
+                         f"groups")
+    x = input.reshape(n, num_groups, -1)
+    mean = x.mean(dim=2, keepdim=True)
+    centered = x - mean
+    var = (centered * centered).mean(dim=2, keepdim=True)
+    out = (centered * (var + eps).rsqrt()).reshape(input.shape)
+    shape = _channel_shape(input)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,  # noqa: A002
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalize each (sample, channel) plane over its spatial dims."""
+    if not use_input_stats or running_mean is not None:
+        raise NotImplementedError("instance_norm: running statistics are not supported")
+    out = group_norm(input, input.shape[1], None, None, eps)
+    shape = _channel_shape(input)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  # noqa: A002
+              out: Any = None) -> Tensor:
+    """``x / max(||x||_p, eps)`` along ``dim``."""
+    if out is not None:
+        raise NotImplementedError("normalize: out= is not supported")
+    norm = input.norm(p, dim, keepdim=True).clamp(min=eps)
+    return input / norm

@@ -1,0 +1,59 @@
+"""``Adagrad`` (torch's update: ``lr_decay``, ``initial_accumulator_value``)."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from ..core.ops.creation import full_like
+from .optimizer import Optimizer
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    """``s += g^2``; ``p -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(s) + eps)``."""
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0,
+                 weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
+                 eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        for name, v in (("learning rate", lr), ("lr_decay value", lr_decay),
+                        ("weight_decay value", weight_decay),
+                        ("initial_accumulator_value", initial_accumulator_value),
+                        ("epsilon value", eps)):
+            if v < 0.0:
+                raise ValueError(f"Invalid {name}: {v}")
+        super().__init__(params, {"lr": lr, "lr_decay": lr_decay, "eps": eps,
+                                  "weight_decay": weight_decay,
+                                  "initial_accumulator_value": initial_accumulator_value,
+                                  "maximize": maximize})
+        for group in self.param_groups:
+            for p in group["params"]:
+                st = self.state[p]
+                st["step"] = 0
+                st["sum"] = full_like(p, group["initial_accumulator_value"])
+
+    def _step(self) -> None:
+        for group in self.param_groups:
+            lr, lr_decay, eps, wd = group["lr"], group["lr_decay"], group["eps"], \
+                group["weight_decay"]
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                if group["maximize"]:
+                    g = -g
+                st = self.state[p]
+                st["step"] = _step_number(st["step"]) + 1
+                if wd:
+                    g = g + p * wd
+                clr = lr / (1 + (st["step"] - 1) * lr_decay)
+                s = st["sum"]
+                s.add_(g * g)
+                std = s.sqrt()
+                std.add_(eps)
+                p.sub_(g / std * clr)
+
+
+def _step_number(step: Any) -> int:
+    """The step count as an int (a state dict converted from torch holds a tensor)."""
+    return int(step.item()) if hasattr(step, "item") else int(step)

@@ -108,12 +108,10 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
 
 
 # ------------------------------------------------------------------------ internals
-def _graph(root_nodes: Iterable[Node]) -> tuple[list[Node], dict[Node, int]]:
-    """Every node reachable from the roots in post-order (inputs before consumers), and
-    for each node the number of edges into it (its consumers). One iterative DFS; nodes
-    hash by identity, so they key the sets and dicts directly."""
+def _graph(root_nodes: Iterable[Node]) -> list[Node]:
+    """Every node reachable from the roots in post-order (inputs before consumers): one
+    iterative DFS; nodes hash by identity, so they key the sets directly."""
     order: list[Node] = []
-    deps: dict[Node, int] = {}
     seen: set[Node] = set()
     stack: list[tuple[Node, int]] = []
     for r in root_nodes:
@@ -127,16 +125,13 @@ def _graph(root_nodes: Iterable[Node]) -> tuple[list[Node], dict[Node, int]]:
             if i < len(nexts):
                 stack[-1] = (node, i + 1)
                 e = nexts[i]
-                if e is not None:
-                    n = e[0]
-                    deps[n] = deps.get(n, 0) + 1
-                    if n not in seen:
-                        seen.add(n)
-                        stack.append((n, 0))
+                if e is not None and e[0] not in seen:
+                    seen.add(e[0])
+                    stack.append((e[0], 0))
             else:
                 stack.pop()
                 order.append(node)
-    return order, deps
+    return order
 
 
 def _fix_gradient(g: Tensor, meta: tuple | None, node: Node, i: int) -> Tensor:
@@ -207,10 +202,16 @@ def _check_anomaly(node: Node, grads: Sequence[Any]) -> None:
 
 def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list | None,
              accumulate: bool) -> dict:
-    order, deps = _graph([e[0] for e, _ in roots])
+    # Scheduling: a node's consumers are always recorded after it, so they have a larger
+    # ``seq``. Running nodes in decreasing ``seq`` (a heap) therefore runs each node after
+    # every consumer has delivered its gradient; no dependency count is needed (Chainer's
+    # rank order). AccumulateGrad nodes are created before their first consumer, so the
+    # same holds for them. Only ``autograd.grad``/``inputs=`` walk the graph first, to
+    # prune what does not lead to the requested inputs.
     target_keys = None
     needed: set[Node] | None = None  # None: every reachable node runs
     if targets is not None:
+        order = _graph([e[0] for e, _ in roots])
         target_keys = {(e[0], e[1]) for e in targets}
         target_nodes = {e[0] for e in targets}
         needed = set()
@@ -218,12 +219,6 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
             if node in target_nodes or any(
                     e is not None and e[0] in needed for e in node.next_functions):
                 needed.add(node)
-        deps = {}
-        for node in order:
-            if node in needed:
-                for e in node.next_functions:
-                    if e is not None and e[0] in needed:
-                        deps[e[0]] = deps.get(e[0], 0) + 1
     buffers: dict[Node, list] = {}
     shared: set[int] = set()
     heap: list = []
@@ -239,6 +234,7 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
         shared.add(id(g))
     captured: dict = {}
     prev_mode = _mode.enabled
+    push = heapq.heappush
 
     def deliver(node: Node, results: Sequence[Any]) -> None:
         """Hand a node's input gradients to the nodes that produced its inputs."""
@@ -246,64 +242,68 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
         meta = node.input_meta
         nres = len(results)
         for i, e in enumerate(node.next_functions):
-            if e is None:
+            if e is None or i >= nres:
+                continue
+            g = results[i]
+            if g is None:
                 continue
             nxt, nr = e
             if needed is not None and nxt not in needed:
                 continue
-            g = results[i] if i < nres else None
-            if g is not None:
-                if not isinstance(g, Tensor):
-                    raise TypeError(f"function {node.name()} returned a {type(g).__name__} as "
-                                    f"gradient {i}; expected a Tensor or None")
-                m = meta[i]
-                if m is not None and (g._data.shape != m[0] or g._dtype is not m[1]
-                                      or g._device is not m[2]):
-                    g = _fix_gradient(g, m, node, i)
-                gid = id(g)
-                if gid in ids:
-                    shared.add(gid)
-                ids.append(gid)
-                buf = buffers.get(nxt)
-                if buf is None:
-                    buf = buffers[nxt] = [None] * nxt.num_outputs
+            if not isinstance(g, Tensor):
+                raise TypeError(f"function {node.name()} returned a {type(g).__name__} as "
+                                f"gradient {i}; expected a Tensor or None")
+            m = meta[i]
+            if m is not None and (g._data.shape != m[0] or g._dtype is not m[1]
+                                  or g._device is not m[2]):
+                g = _fix_gradient(g, m, node, i)
+            gid = id(g)
+            if gid in ids:
+                shared.add(gid)
+            ids.append(gid)
+            buf = buffers.get(nxt)
+            if buf is None:
+                buf = buffers[nxt] = [None] * nxt.num_outputs
+                buf[nr] = g
+                push(heap, (-nxt.seq, nxt))
+            else:
                 old = buf[nr]
                 buf[nr] = g if old is None else old + g
-            remaining = deps[nxt] - 1
-            deps[nxt] = remaining
-            if remaining == 0:
-                heapq.heappush(heap, (-nxt.seq, nxt))
 
+    anomaly = _mode.anomaly
+    is_leaf_sink = AccumulateGrad
+    _mode.enabled = create_graph  # backward formulas record only for create_graph
     try:
         while heap:
             _, node = heapq.heappop(heap)
-            if deps.get(node, 0) > 0:
-                continue  # pushed as a root but still waits for other consumers
-            grads = buffers.pop(node, None)
-            if grads is None or grads.count(None) == len(grads):
-                deliver(node, ())  # no gradient reached it: release its inputs' counts
+            grads = buffers.pop(node)
+            if grads.count(None) == len(grads):
                 continue
-            # tensor hooks and retain_grad on this node's outputs
-            if node._pre_hooks:
-                for nr, hooks in node._pre_hooks.items():
+            pre = node._pre_hooks
+            if pre:  # tensor hooks and retain_grad on this node's outputs
+                _mode.enabled = prev_mode
+                for nr, hooks in pre.items():
                     if 0 <= nr < len(grads) and grads[nr] is not None:
                         grads[nr] = _run_hooks(hooks, grads[nr])
-                for h in node._pre_hooks.get(-1, ()):
+                for h in pre.get(-1, ()):
                     r = h(tuple(grads))
                     if r is not None:
                         grads = list(r)
+                _mode.enabled = create_graph
             if target_keys is not None:
                 for nr, g in enumerate(grads):
                     key = (node, nr)
                     if key in target_keys and g is not None:
-                        var = node.variable if isinstance(node, AccumulateGrad) else None
+                        var = node.variable if isinstance(node, is_leaf_sink) else None
                         if var is not None and var._hooks:
                             g = _run_hooks(var._hooks, g)
                         captured[key] = g
-            if isinstance(node, AccumulateGrad):
+            if node.__class__ is is_leaf_sink:
                 if accumulate and grads[0] is not None and (
                         target_keys is None or (node, 0) in target_keys):
+                    _mode.enabled = prev_mode
                     _accumulate_leaf(node, grads[0], id(grads[0]) not in shared, create_graph)
+                    _mode.enabled = create_graph
                 continue
             if target_keys is not None and not any(
                     e is not None and e[0] in needed for e in node.next_functions):
@@ -312,18 +312,14 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
                 meta = node._output_meta or (None,) * len(grads)
                 grads = [g if g is not None or m is None else
                          zeros(m[0], dtype=m[1], device=m[2]) for g, m in zip(grads, meta)]
-            _mode.enabled = create_graph
-            try:
-                results = node.backward_fn(node, *grads)
-            finally:
-                _mode.enabled = prev_mode
-            if not isinstance(results, tuple):
+            results = node.backward_fn(node, *grads)
+            if results.__class__ is not tuple:
                 results = tuple(results) if isinstance(results, list) else (results,)
             if len(results) < len(node.next_functions):
                 raise RuntimeError(f"function {node.name()} returned an incorrect number of "
                                    f"gradients (expected {len(node.next_functions)}, got "
                                    f"{len(results)})")
-            if _mode.anomaly:
+            if anomaly:
                 _check_anomaly(node, results)
             if node._hooks:
                 for h in node._hooks:

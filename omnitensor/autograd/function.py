@@ -44,6 +44,9 @@ class Function(metaclass=_FunctionMeta):
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         record = is_grad_enabled() and any(
             isinstance(a, Tensor) and a.requires_grad for a in args)
+        # input edges first: a new AccumulateGrad must precede ctx in creation order
+        edges = tuple(edge_of(a) if isinstance(a, Tensor) else None for a in args) \
+            if record else ()
         ctx = Node(cls._backward_name, _function_backward)
         ctx.fn_cls = cls
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
@@ -63,7 +66,7 @@ class Function(metaclass=_FunctionMeta):
             if isinstance(o, Tensor) and any(o is a for a in args):
                 o = o._alias()  # an input returned as is becomes a new graph value
             fixed.append(o)
-        ctx.next_functions = tuple(edge_of(a) if isinstance(a, Tensor) else None for a in args)
+        ctx.next_functions = edges
         ctx.input_meta = tuple((a.shape, a.dtype, a.device) if isinstance(a, Tensor) else None
                                for a in args)
         ctx.num_outputs = len(fixed)

@@ -232,7 +232,6 @@ def record(name: str, backward_fn: Callable[..., Sequence[Any]], outputs: Any,
     ``inputs`` are the op's tensor inputs in the order ``backward_fn`` returns their
     gradients; ``saved`` are tensors the backward reads through ``node.saved_tensors``;
     ``attrs`` become attributes of the node."""
-    node = Node(name, backward_fn)
     edges, meta, needs = [], [], []
     for t in inputs:
         if t is None or not hasattr(t, "_data"):
@@ -244,6 +243,9 @@ def record(name: str, backward_fn: Callable[..., Sequence[Any]], outputs: Any,
         edges.append(e)
         needs.append(e is not None)
         meta.append((t._data.shape, t._dtype, t._device))
+    # created after the inputs' edges: a new AccumulateGrad must get a smaller ``seq``
+    # than its consumer (the engine runs nodes in decreasing seq)
+    node = Node(name, backward_fn)
     node.next_functions = tuple(edges)
     node.needs_input_grad = tuple(needs)
     node.input_meta = tuple(meta)

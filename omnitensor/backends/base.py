@@ -71,6 +71,12 @@ class Backend:
     name: str = ""
     #: True when ops are enqueued asynchronously (core then never assumes a result is ready)
     asynchronous: bool = False
+    #: True when binary/where primitives accept broadcastable operands of different shapes
+    #: (NumPy-style); core then skips its ``broadcast_to`` calls on the hot path
+    native_broadcasting: bool = False
+    #: True when the array library raises IndexError for out-of-range indices itself
+    #: (core then skips its one-sync bounds check)
+    checks_index_bounds: bool = False
 
     # ------------------------------------------------------------- identity, capability
     def unavailable_reason(self) -> str | None:

@@ -188,6 +188,15 @@ class NamespaceBackend(Backend):
         else:
             x[tuple(indices)] = values
 
+    def index_advanced(self, x, key):
+        """Fast path: NumPy-style mixed basic/advanced indexing native to the library
+        (``key`` holds ints, normalised slices, None and int64 arrays)."""
+        return x[key]
+
+    def index_put_advanced(self, x, key, values):
+        """Fast path: ``x[key] = values`` (no accumulation) natively."""
+        x[key] = values
+
     def nonzero(self, x):
         return tuple(i.astype(np.int64, copy=False) for i in self.xp.nonzero(x))
 

@@ -81,6 +81,10 @@ class NumpyBackend(NamespaceBackend):
 
     name = "cpu"
     xp = np
+    #: NumPy raises IndexError for out-of-range indices: core skips its own device check
+    checks_index_bounds = True
+    #: operands of different (broadcastable) shapes go straight to the ufuncs
+    native_broadcasting = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -170,6 +174,10 @@ class NumpyBackend(NamespaceBackend):
 
     def argmin(self, x, axis, keepdims):
         return np.asarray(np.argmin(x, axis=axis, keepdims=keepdims), dtype=np.int64)
+
+    def index_add_advanced(self, x, key, values):
+        """Fast path: ``x[key] += values`` with duplicates accumulated."""
+        np.add.at(x, key, values)
 
     def gather_nd(self, x, indices):
         return np.asarray(x[tuple(indices)])

@@ -171,6 +171,36 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     return self
 
 
+def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """``self += value * tensor1 * tensor2`` in place (torch)."""
+    return self.add_(tensor1 * tensor2, alpha=value)
+
+
+def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """``self += value * tensor1 / tensor2`` in place (torch)."""
+    return self.add_(tensor1 / tensor2, alpha=value)
+
+
+def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    return self + value * tensor1 * tensor2
+
+
+def addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    return self + value * tensor1 / tensor2
+
+
+def deepcopy(self: Tensor, memo: dict) -> Tensor:
+    """``copy.deepcopy``: a detached copy with the same requires_grad (and a copy of
+    ``.grad``); pickling stays refused."""
+    with no_grad_ctx():
+        out = self.clone()
+    out.requires_grad = self.requires_grad
+    if self.grad is not None:
+        out.grad = self.grad.clone()
+    memo[id(self)] = out
+    return out
+
+
 def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False) -> Tensor:
     return creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
@@ -350,6 +380,8 @@ def _bind_methods() -> None:
         setattr(T, name, fn)
     # filling, copying, random
     T.zero_, T.fill_, T.copy_ = zero_, fill_, copy_
+    T.addcmul_, T.addcdiv_, T.addcmul, T.addcdiv = addcmul_, addcdiv_, addcmul, addcdiv
+    T.__deepcopy__ = deepcopy
     T.uniform_, T.normal_, T.bernoulli_ = rnd.uniform_, rnd.normal_, rnd.bernoulli_
     T.random_, T.exponential_ = rnd.random_, rnd.exponential_
     T.new_tensor, T.new_full = new_tensor, new_full

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.raw import mark_modified
 from ..core.tensor import Tensor
 
 
@@ -33,4 +34,4 @@ def state_ok(p: Tensor, *state: Tensor) -> bool:
 def touched(*tensors: Tensor) -> None:
     """Record an in-place write (the version counter autograd checks)."""
     for t in tensors:
-        t._bump_version()
+        mark_modified(t)

@@ -201,11 +201,12 @@ def _binary(op: BinaryOp, a: Any, b: Any) -> Tensor:
             sa = ad.shape
             sb = bd.shape
             if sa != sb:
-                shape = broadcast_shapes(sa, sb)
-                if sa != shape:
-                    ad = be.broadcast_to(ad, shape)
-                if sb != shape:
-                    bd = be.broadcast_to(bd, shape)
+                shape = broadcast_shapes(sa, sb)  # validates, and names the shapes if not
+                if not be.native_broadcasting:
+                    if sa != shape:
+                        ad = be.broadcast_to(ad, shape)
+                    if sb != shape:
+                        bd = be.broadcast_to(bd, shape)
             fwd = op.forward
             data = getattr(be, op.prim)(ad, bd) if fwd is None else fwd(be, ad, bd, cd)
         except ShapeError as e:
@@ -287,6 +288,19 @@ def _binary_inplace(op: BinaryOp, x: Tensor, other: Any) -> Tensor:
     """``x op= other`` in place, with torch's casting and autograd rules."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{op.name}_: expected a Tensor, got {type(x).__name__}")
+    # fast path: same device, same dtype, same shape, nothing to record (optimizer steps)
+    if isinstance(other, Tensor) and other._device is x._device and \
+            other._dtype is x._dtype and not (x.requires_grad or other.requires_grad):
+        d = x._dtype
+        cd, od = op._cache.get((d, d)) or op.resolve(d, d)
+        xd, bd = x._data, other._data
+        if cd is d and od is d and op.forward is None and xd.shape == bd.shape:
+            try:
+                getattr(x._device.backend, op.prim)(xd, bd, out=xd)
+            except Exception as e:  # noqa: BLE001
+                raise _backend_failure(op.name + "_", x._device, e) from None
+            x._bump_version()
+            return x
     record_grad = _mode.enabled and (x.requires_grad or getattr(other, "requires_grad", False))
     if record_grad and x.grad_fn is None and x.requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "

@@ -132,7 +132,10 @@ def normalize_key(x: Tensor, key: Any) -> _Key:
                     entries.append(_make(c, k._device, _dt.int64))
                 axis += k.ndim
             else:
-                entries.append(_checked_indices(k, x.shape[axis], axis))
+                if getattr(x._device.backend, "checks_index_bounds", False):
+                    entries.append(k)  # the backend raises IndexError itself, cheaply
+                else:
+                    entries.append(_checked_indices(k, x.shape[axis], axis))
                 axis += 1
     return _Key(entries, advanced, empty_axes)
 
@@ -143,14 +146,13 @@ def _checked_indices(idx: Tensor, n: int, axis: int) -> Tensor:
         if idx._dtype is not _dt.int64:
             idx = idx.to(_dt.int64)
         if idx.numel():
-            lo, hi = int(idx.min().item()), int(idx.max().item())
-            if lo < -n or hi >= n:
-                bad = lo if lo < -n else hi
-                raise IndexOutOfRangeError(f"index {bad} is out of bounds for dimension {axis} "
-                                           f"with size {n}")
-            if lo < 0:
-                from .elementwise import where
-                idx = where(idx < 0, idx + n, idx)
+            from .elementwise import where
+            # one reduction, one device sync: any index outside [-n, n)?
+            if bool(((idx < -n) | (idx >= n)).any().item()):
+                bad = int(where((idx < -n) | (idx >= n), idx, 0).abs().max().item())
+                raise IndexOutOfRangeError(f"index {bad} (or {-bad}) is out of bounds for "
+                                           f"dimension {axis} with size {n}")
+            idx = where(idx < 0, idx + n, idx)
     return idx
 
 
@@ -251,8 +253,11 @@ def _gather(x: Tensor, key: _Key) -> Tensor:
     be = x._device.backend
     fast = getattr(be, "index_advanced", None)
     if fast is not None:
-        data = fast(x._data, tuple(e._data if isinstance(e, Tensor) else e
-                                   for e in key.entries))
+        try:
+            data = fast(x._data, tuple(e._data if isinstance(e, Tensor) else e
+                                       for e in key.entries))
+        except IndexError as e:
+            raise IndexOutOfRangeError(str(e)) from None
         return _make(data, x._device, x._dtype)
     basic, positions, tensors = _basic_part(x, key)
     with no_grad_ctx():
@@ -322,11 +327,14 @@ def _write(x: Tensor, key: _Key, value: Any, accumulate: bool = False) -> None:
             v = be.add(view._data, v)
         be.assign(view._data, v)
         return
-    fast = getattr(be, "index_put_advanced", None)
+    fast = getattr(be, "index_add_advanced" if accumulate else "index_put_advanced", None)
     if fast is not None:
         entries = tuple(e._data if isinstance(e, Tensor) else e for e in key.entries)
-        shape = be.index_advanced(x._data, entries).shape
-        fast(x._data, entries, _value_data(x, value, shape), accumulate)
+        try:
+            shape = be.index_advanced(x._data, entries).shape
+            fast(x._data, entries, _value_data(x, value, shape))
+        except IndexError as e:
+            raise IndexOutOfRangeError(str(e)) from None
         return
     basic, positions, tensors = _basic_part(x, key)
     y = _basic_view(x, basic)

@@ -180,17 +180,28 @@ def amin(x: Tensor, /, dim: Any = None, keepdim: bool = False, *, axis: Any = No
 
 
 def _with_indices(name: str, x: Tensor, dim: int, keep: bool) -> MaxMin:
+    """torch's ``max(x, dim)``: values from the reduction, indices from arg-reduction
+    (two primitives); the gradient goes to the selected index only (torch)."""
     d = normalize_axis(dim, x.ndim)
     if x.ndim == 0:
         from .creation import zeros
         return MaxMin(x.clone(), zeros((), dtype=_dt.int64, device=x.device))
-    idx = (argmax if name == "max" else argmin)(x, axis=d, keepdims=True)
-    from .indexing import gather
-    values = gather(x, d, idx)
-    if not keep:
-        values = values.squeeze(d)
-        idx = idx.squeeze(d)
+    with no_grad_ctx():
+        values = _extreme(name, x, (d,), keep)
+    idx = (argmax if name == "max" else argmin)(x, axis=d, keepdims=keep)
+    if needs_grad(x):
+        record("MaxBackward0" if name == "max" else "MinBackward0", _select_backward, values,
+               (x,), (idx,), dim=d, keep=keep, shape=x.shape)
     return MaxMin(values, idx)
+
+
+def _select_backward(node: Any, g: Tensor) -> tuple:
+    (idx,) = node.saved_tensors
+    if not node.keep:
+        g, idx = g.unsqueeze(node.dim), idx.unsqueeze(node.dim)
+    from .creation import zeros
+    from .indexing import scatter
+    return (scatter(zeros(node.shape, dtype=g.dtype, device=g.device), node.dim, idx, g),)
 
 
 def max(x: Tensor, /, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.tensor import Tensor, _make
+from ...core.raw import wrap
+from ...core.tensor import Tensor
 
 
 def backend_for(*tensors: Tensor | None) -> Any:
@@ -34,7 +35,7 @@ def backend_for(*tensors: Tensor | None) -> Any:
 
 def make(data: Any, like: Tensor) -> Tensor:
     """Wrap a backend array with ``like``'s device and dtype."""
-    return _make(data, like._device, like._dtype)
+    return wrap(data, like)
 
 
 def matmul_t(be: Any, a: Any, b: Any) -> Any:

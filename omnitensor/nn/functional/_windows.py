@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.tensor import Tensor, _make
+from ...core.raw import data as raw_data, wrap
+from ...core.tensor import Tensor
 
 Pair = tuple[int, int]
 
@@ -37,7 +38,7 @@ def padded(x: Tensor, padding: Pair, need: Pair, pad_value: float) -> Any:
     n, c, h, w = x.shape
     (ph, pw) = padding
     extra = (max(need[0] - h - 2 * ph, 0), max(need[1] - w - 2 * pw, 0))
-    data = x._data
+    data = raw_data(x)
     if ph or pw or extra[0] or extra[1]:
         data = be.pad(data, ((0, 0), (0, 0), (ph, ph + extra[0]), (pw, pw + extra[1])),
                       _PY[x.dtype.kind](pad_value))
@@ -67,21 +68,21 @@ def windows(x: Tensor, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair
     (kh, kw), (oh, ow) = kernel, out_hw
     be = x.device.backend
     if x.numel() == 0 or oh * ow == 0:
-        return _make(be.full((n, c, kh * kw, oh, ow), _PY[x.dtype.kind](0), x.dtype.np,
-                             x.device.index), x.device, x.dtype)
+        return wrap(be.full((n, c, kh * kw, oh, ow), _PY[x.dtype.kind](0), x.dtype.np,
+                            x.device.index), x)
     need, tiles = geometry(kernel, stride, dilation, out_hw)
     if tiles:
         # non-overlapping windows (pooling with stride == kernel): one reshape copy
         data = padded(x, padding, need, pad_value)
         data = be.permute(be.reshape(data, (n, c, oh, kh, ow, kw)), (0, 1, 3, 5, 2, 4))
-        return _make(be.reshape(data, (n, c, kh * kw, oh, ow)), x.device, x.dtype)
+        return wrap(be.reshape(data, (n, c, kh * kw, oh, ow)), x)
     if kh * kw == 1:
         view = window_views(x, kernel, stride, padding, dilation, out_hw, pad_value)[0]
-        return _make(be.reshape(be.copy(view), (n, c, 1, oh, ow)), x.device, x.dtype)
+        return wrap(be.reshape(be.copy(view), (n, c, 1, oh, ow)), x)
     views = window_views(x, kernel, stride, padding, dilation, out_hw, pad_value)
     # a None entry inserts the kernel-slot axis as a view; one concat copies them all
     parts = [be.index(v, (_all(n), _all(c), None, _all(oh), _all(ow))) for v in views]
-    return _make(be.concat(parts, 2), x.device, x.dtype)
+    return wrap(be.concat(parts, 2), x)
 
 
 def windows_adjoint(cols: Tensor, hw: Pair, kernel: Pair, stride: Pair, padding: Pair,
@@ -97,8 +98,8 @@ def windows_adjoint(cols: Tensor, hw: Pair, kernel: Pair, stride: Pair, padding:
     full = (max(h + 2 * ph, need[0]), max(w + 2 * pw, need[1]))
     zero = _PY[dt.kind](0)
     if cols.numel() == 0:
-        return _make(be.full((n, c, h, w), zero, dt.np, dev.index), dev, dt)
-    data = cols._data
+        return wrap(be.full((n, c, h, w), zero, dt.np, dev.index), device=dev, dtype=dt)
+    data = raw_data(cols)
     if tiles:
         buf = be.reshape(be.permute(be.reshape(data, (n, c, kh, kw, oh, ow)),
                                     (0, 1, 4, 2, 5, 3)), (n, c, need[0], need[1]))
@@ -118,4 +119,4 @@ def windows_adjoint(cols: Tensor, hw: Pair, kernel: Pair, stride: Pair, padding:
                 k += 1
     if ph or pw or full != (h + 2 * ph, w + 2 * pw):
         buf = be.index(buf, (_all(n), _all(c), slice(ph, ph + h, 1), slice(pw, pw + w, 1)))
-    return _make(buf, dev, dt)
+    return wrap(buf, device=dev, dtype=dt)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
-
 from .backends import registry
 
 

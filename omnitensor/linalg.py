@@ -205,8 +205,7 @@ def eigh(x: Tensor, /) -> EighResult:
     w, v = _native("eigh", x)
     wt, vt = _wrap(w, x, x.dtype.to_real()), _wrap(v, x, x.dtype)
     if needs_grad(x):
-        node = record("LinalgEighBackward0", _eigh_backward, (wt, vt), (x,), (wt, vt))
-        del node
+        record("LinalgEighBackward0", _eigh_backward, (wt, vt), (x,), (wt, vt))
     return EighResult(wt, vt)
 
 

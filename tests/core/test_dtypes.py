@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 
 import omnitensor as ot
-from omnitensor.core import dtypes as D
 
 INT = [ot.int8, ot.int16, ot.int32, ot.int64]
 UINT = [ot.uint8, ot.uint16, ot.uint32, ot.uint64]

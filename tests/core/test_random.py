@@ -1,7 +1,5 @@
 """Seeded random numbers: reproducible, the same bits on every device, sane statistics."""
 import numpy as np
-import pytest
-
 import omnitensor as ot
 from omnitensor.backends.philox import philox_bits
 

@@ -67,21 +67,9 @@ def demo() -> None:
 
 
 def train_digits(argv: list[str]) -> int:
-    """Run ``examples/train_digits.py`` with ``argv`` (``--help`` lists its options). The
-    example ships with the source tree: it is found next to the package (a clone or an
-    editable install) or in the current directory (the README runs it from the clone)."""
-    import importlib.util
-    from pathlib import Path
-    name = Path("examples") / "train_digits.py"
-    for path in (Path(__file__).resolve().parent.parent / name, Path.cwd() / name):
-        if path.is_file():
-            spec = importlib.util.spec_from_file_location("omnitensor_train_digits", path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)  # type: ignore[union-attr]
-            return int(module.main(argv))
-    print("omnitensor train-digits: examples/train_digits.py not found; run it from a clone "
-          "of the omnitensor repository", file=sys.stderr)
-    return 2
+    """Run the digits training job (``omnitensor/demos/train_digits.py``) with ``argv``."""
+    from .demos.train_digits import main as run
+    return int(run(argv))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,20 +1,13 @@
-"""End to end: the digits example trains on every device (a short run of the MLP), and the
+"""End to end: the digits job trains on every device (a short run of the MLP), and the
 ``omnitensor train-digits`` command reaches it."""
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("sklearn")
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "train_digits.py"
-
 
 def _example():
-    spec = importlib.util.spec_from_file_location("train_digits_example", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from omnitensor.demos import train_digits
+    return train_digits
 
 
 def test_mlp_learns_on_device(device):

@@ -83,12 +83,14 @@ class Node:
     materialize_grads = True
     non_differentiable: frozenset = frozenset()
 
-    def __init__(self, name: str, backward_fn: Callable[..., Sequence[Any]]) -> None:
+    def __init__(self, name: str, backward_fn: Callable[..., Sequence[Any]],
+                 next_functions: tuple = (), input_meta: tuple = (),
+                 needs_input_grad: tuple = ()) -> None:
         self._name = name
         self.backward_fn = backward_fn
-        self.next_functions: tuple = ()
-        self.input_meta: tuple = ()
-        self.needs_input_grad: tuple = ()
+        self.next_functions = next_functions
+        self.input_meta = input_meta
+        self.needs_input_grad = needs_input_grad
         self.seq = next(_seq)
         self._saved: tuple | None = ()
         self.num_outputs = 1
@@ -97,7 +99,7 @@ class Node:
     # -- torch's ctx API -------------------------------------------------------
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep tensors for backward; in-place changes to them are detected."""
-        from .tensor import Tensor
+        Tensor = _tensor_class()
         saved, versions, is_out = [], [], []
         for t in tensors:
             if isinstance(t, Tensor) and t.grad_fn is self:
@@ -225,45 +227,62 @@ def edge_of(t: Any) -> tuple | None:
     return (acc, 0)
 
 
+_TENSOR: list = []
+
+
+def _tensor_class() -> Any:
+    """The Tensor class (tensor.py imports this module, so it is bound on first use)."""
+    if not _TENSOR:
+        from .tensor import Tensor
+        _TENSOR.append(Tensor)
+    return _TENSOR[0]
+
+
 def record(name: str, backward_fn: Callable[..., Sequence[Any]], outputs: Any,
            inputs: Sequence[Any], saved: Sequence[Any] = (), **attrs: Any) -> Node:
     """Attach a new node to ``outputs`` (a Tensor or a tuple of Tensors).
 
     ``inputs`` are the op's tensor inputs in the order ``backward_fn`` returns their
-    gradients; ``saved`` are tensors the backward reads through ``node.saved_tensors``;
-    ``attrs`` become attributes of the node."""
-    edges, meta, needs = [], [], []
-    for t in inputs:
-        if t is None or not hasattr(t, "_data"):
-            edges.append(None)
-            meta.append(None)
-            needs.append(False)
-            continue
-        e = edge_of(t)
-        edges.append(e)
-        needs.append(e is not None)
-        meta.append((t._data.shape, t._dtype, t._device))
+    gradients (None or non-tensors where there is none); ``saved`` are tensors the
+    backward reads through ``node.saved_tensors``; ``attrs`` become node attributes."""
+    Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
+    n = len(inputs)
+    edges: list = [None] * n
+    meta: list = [None] * n
+    needs: list = [False] * n
+    for i, t in enumerate(inputs):
+        if isinstance(t, Tensor) and t.requires_grad:
+            fn = t.grad_fn
+            if fn is not None:
+                edges[i] = (fn, t._output_nr)
+            else:
+                acc = t._accumulator
+                if acc is None:
+                    acc = t._accumulator = AccumulateGrad(t)
+                edges[i] = (acc, 0)
+            needs[i] = True
+            meta[i] = (t._data.shape, t._dtype, t._device)
     # created after the inputs' edges: a new AccumulateGrad must get a smaller ``seq``
     # than its consumer (the engine runs nodes in decreasing seq)
-    node = Node(name, backward_fn)
-    node.next_functions = tuple(edges)
-    node.needs_input_grad = tuple(needs)
-    node.input_meta = tuple(meta)
+    node = Node(name, backward_fn, tuple(edges), tuple(meta), tuple(needs))
     if attrs:
         node.__dict__.update(attrs)
-    outs = outputs if isinstance(outputs, tuple) else (outputs,)
-    node.num_outputs = len(outs)
-    meta = []
-    for i, o in enumerate(outs):
-        if o is None:
-            meta.append(None)
-            continue
-        if o.dtype.kind in "fc":
-            o.requires_grad = True
-            o.grad_fn = node
-            o._output_nr = i
-        meta.append((o.shape, o.dtype, o.device))
-    node._output_meta = tuple(meta)
+    if outputs.__class__ is tuple:
+        node.num_outputs = len(outputs)
+        out_meta = []
+        for i, o in enumerate(outputs):
+            if o is None:
+                out_meta.append(None)
+                continue
+            if o._dtype.kind in "fc":
+                o.requires_grad = True
+                o.grad_fn = node
+                o._output_nr = i
+            out_meta.append((o._data.shape, o._dtype, o._device))
+        node._output_meta = tuple(out_meta)
+    elif outputs._dtype.kind in "fc":
+        outputs.requires_grad = True
+        outputs.grad_fn = node
     if saved:
         node.save_for_backward(*saved)
     if _mode.anomaly:

@@ -21,10 +21,13 @@ def normalize_axis(axis: Any, ndim: int) -> int:
     return a % n if ndim else 0
 
 
+_ALL_AXES = [tuple(range(n)) for n in range(65)]
+
+
 def normalize_axes(axes: Any, ndim: int, allow_empty: bool = True) -> tuple[int, ...]:
     """Sorted unique non-negative axes from None (all), an int or a sequence."""
     if axes is None:
-        return tuple(range(ndim))
+        return _ALL_AXES[ndim] if ndim < 65 else tuple(range(ndim))
     if isinstance(axes, (list, tuple)):
         out = tuple(sorted(normalize_axis(a, ndim) for a in axes))
         if len(set(out)) != len(out):
@@ -72,6 +75,13 @@ def prod(values: Iterable[int]) -> int:
 
 def as_shape(args: Sequence[Any]) -> tuple[int, ...]:
     """Accept ``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` forms of a shape."""
+    if len(args) == 1 and args[0].__class__ is tuple:  # fast path: already a shape
+        shape = args[0]
+        for n in shape:
+            if n.__class__ is not int or n < 0:
+                break
+        else:
+            return shape
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
     elif len(args) == 1 and hasattr(args[0], "shape") and hasattr(args[0], "tolist"):

@@ -239,7 +239,9 @@ def expand_dims(x: Tensor, /, axis: Any = 0) -> Tensor:
 def broadcast_to(x: Tensor, /, shape: Any) -> Tensor:
     """A read-only view broadcast to ``shape``."""
     shape = as_shape((shape,)) if not isinstance(shape, int) else (shape,)
-    if broadcast_shapes(x.shape, shape) != shape:
+    if x._data.shape == shape:
+        return _alias_view(x)
+    if broadcast_shapes(x._data.shape, shape) != shape:
         raise ShapeError(f"broadcast_to: cannot broadcast {x.shape} to {shape}")
     if shape == x.shape:
         return _alias_view(x)

@@ -364,6 +364,16 @@ class SyclBackend(NamespaceBackend):
         return sycl_ops.searchsorted_batched(sorted_x, values, side, sorted_x.sycl_queue)
 
     # ------------------------------------------------------------------- DLPack
+    def index_advanced(self, x, key):
+        """dpnp indexes natively only when the advanced entries are adjacent; other keys
+        take core's gather_nd path."""
+        _check_adjacent_advanced(key)
+        return x[key]
+
+    def index_put_advanced(self, x, key, values):
+        _check_adjacent_advanced(key)
+        x[key] = values
+
     def accepts_dlpack_device(self, dl_device_type: int) -> bool:
         return dl_device_type == 14  # kDLOneAPI
 
@@ -376,3 +386,11 @@ class SyclBackend(NamespaceBackend):
         if arr.sycl_queue is not q:
             arr = arr.to_device(q)
         return arr, index
+
+
+def _check_adjacent_advanced(key: tuple) -> None:
+    """NotImplementedError unless the array entries of ``key`` form one contiguous run
+    (dpnp rejects advanced indices separated by slices)."""
+    pos = [i for i, k in enumerate(key) if not (k is None or isinstance(k, (int, slice)))]
+    if pos and pos[-1] - pos[0] + 1 != len(pos):
+        raise NotImplementedError("non-adjacent advanced indices")

@@ -256,9 +256,13 @@ def _gather(x: Tensor, key: _Key) -> Tensor:
         try:
             data = fast(x._data, tuple(e._data if isinstance(e, Tensor) else e
                                        for e in key.entries))
+            return _make(data, x._device, x._dtype)
+        except NotImplementedError:
+            pass  # a key the library cannot index natively: the general path below
         except IndexError as e:
-            raise IndexOutOfRangeError(str(e)) from None
-        return _make(data, x._device, x._dtype)
+            if be.checks_index_bounds:
+                raise IndexOutOfRangeError(str(e)) from None
+            raise
     basic, positions, tensors = _basic_part(x, key)
     with no_grad_ctx():
         y = _basic_view(x, basic)
@@ -333,9 +337,13 @@ def _write(x: Tensor, key: _Key, value: Any, accumulate: bool = False) -> None:
         try:
             shape = be.index_advanced(x._data, entries).shape
             fast(x._data, entries, _value_data(x, value, shape))
+            return
+        except NotImplementedError:
+            pass
         except IndexError as e:
-            raise IndexOutOfRangeError(str(e)) from None
-        return
+            if be.checks_index_bounds:
+                raise IndexOutOfRangeError(str(e)) from None
+            raise
     basic, positions, tensors = _basic_part(x, key)
     y = _basic_view(x, basic)
     perm, s, full_shape, idx, adjacent = _plan(y, positions, tensors)

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-import numpy as np
 
-from .core import dtypes as _dt
+from .core import dtypes as _dt, host_fallback
 from .core.graph import needs_grad, record
 from .core.ops.creation import arange, resolve_device
 from .core.ops.shape import roll
@@ -23,12 +22,9 @@ __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "
 
 _NORMS = ("backward", "ortho", "forward")
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
-_HOST_USED: set[str] = set()
-
-
 def host_fallbacks() -> list[str]:
     """FFT routines that ran on the host this session (the backend has no native one)."""
-    return sorted(_HOST_USED)
+    return host_fallback.host_fallbacks("fft")
 
 
 def _complex_input(x: Tensor) -> Tensor:
@@ -47,14 +43,7 @@ def _real_input(name: str, x: Tensor) -> Tensor:
 def _run(name: str, x: Tensor, **kw: Any) -> Tensor:
     if kw.get("norm") not in _NORMS:
         raise ValueError(f"fft.{name}: norm must be one of {_NORMS}, got {kw.get('norm')!r}")
-    be = x.device.backend
-    fn = getattr(be, "fft_" + name, None)
-    if fn is not None:
-        data = fn(x._data, **kw)
-    else:
-        _HOST_USED.add(name)
-        host = getattr(np.fft, name)(be.to_numpy(x._data), **kw)
-        data = be.from_numpy(np.ascontiguousarray(host), x.device.index)
+    data = host_fallback.run("fft", name, x.device, [x._data], **kw)
     out = _make(data, x.device, _dt.as_dtype(data.dtype))
     want = x.dtype.to_complex() if name in ("fft", "ifft", "fftn", "ifftn", "rfft", "rfftn",
                                             "ihfft") else x.dtype.to_real()

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .core import dtypes as _dt
+from .core import dtypes as _dt, host_fallback
 from .core.graph import needs_grad, no_grad_ctx, record
 from .core.ops.creation import eye
 from .core.ops.linalg_ops import matmul, outer, tensordot, vecdot
@@ -54,12 +54,9 @@ class SVDResult(NamedTuple):
     Vh: Tensor
 
 
-_HOST_USED: set[str] = set()
-
-
 def host_fallbacks() -> list[str]:
     """linalg routines that ran on the host this session because the backend has none."""
-    return sorted(_HOST_USED)
+    return host_fallback.host_fallbacks("linalg")
 
 
 def _float(x: Tensor) -> Tensor:
@@ -75,18 +72,8 @@ def _square(name: str, x: Tensor) -> None:
 def _native(name: str, *xs: Tensor, **kw: Any) -> Any:
     """Run ``linalg_<name>`` on the device, or NumPy on the host for backends without it.
     Returns backend arrays (a tuple for multi-output routines)."""
-    dev = xs[0].device
-    be = dev.backend
-    fn = getattr(be, "linalg_" + name, None)
     try:
-        if fn is not None:
-            return fn(*[x._data for x in xs], **kw)
-        _HOST_USED.add(name)
-        host = [be.to_numpy(x._data) for x in xs]
-        out = getattr(np.linalg, name)(*host, **kw)
-        if isinstance(out, tuple):
-            return tuple(be.from_numpy(np.ascontiguousarray(o), dev.index) for o in out)
-        return be.from_numpy(np.ascontiguousarray(out), dev.index)
+        return host_fallback.run("linalg", name, xs[0].device, [x._data for x in xs], **kw)
     except np.linalg.LinAlgError as e:
         raise LinAlgError(f"linalg.{name}: {e}") from None
     except Exception as e:  # noqa: BLE001

@@ -1,0 +1,270 @@
+"""``OpenCLBackend``: the backend contract (``backends/base.py``) on PyOpenCL.
+
+Every primitive runs generated OpenCL kernels on the device's in-order queue and returns
+without waiting (``asynchronous = True``); ``to_numpy`` and ``synchronize`` wait. Views are
+metadata on a shared buffer (``array.py``). The kernel families live in their own modules:
+``elementwise``/``ufunc`` (unary, binary, where, casts, copies), ``reduce`` (axis reductions,
+argmax/argmin), ``scan`` (cumsum/cumprod, nonzero), ``sort`` (sort, argsort, searchsorted),
+``indexing`` (gather/scatter, concat, pad), ``gemm`` (matmul) and ``random`` (Philox).
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+import numpy as np
+import pyopencl as cl
+
+from ..base import BINARY, UNARY, Backend
+from . import array as A
+from . import device as D
+from . import elementwise as ew
+from . import argreduce, gemm, indexing, memory, random, reduce, scan, sort
+from .array import CLArray, c_strides, new
+from .ufunc import Binary, Unary
+
+
+class OpenCLBackend(Backend):
+    """Device type ``opencl``: every OpenCL device of every platform, in the order of
+    ``pyopencl.get_platforms()`` and then ``platform.get_devices()``."""
+
+    name = "opencl"
+    asynchronous = True
+
+    def __init__(self) -> None:
+        self._states: dict[int, D.DeviceState] = {}
+        self._lock = threading.Lock()
+        for nm in UNARY + ("sigmoid", "rsqrt"):
+            setattr(self, nm, Unary(nm))
+        for nm in BINARY:
+            setattr(self, nm, Binary(nm))
+
+    # --------------------------------------------------------- identity, capability
+    def unavailable_reason(self) -> str | None:
+        if D.cl_devices():
+            return None
+        why = D.enumeration_error() or "the OpenCL ICD loader found platforms without devices"
+        return (f"no OpenCL device found ({why}). Check that an OpenCL driver (ICD) is "
+                f"installed and registered (`clinfo` lists it; /etc/OpenCL/vendors/*.icd), "
+                f"or install the portable CPU driver: pip install pocl-binary-distribution")
+
+    def version(self) -> str:
+        plats = []
+        try:
+            for p in cl.get_platforms():
+                plats.append(f"{p.name.strip()} {p.version.strip()}")
+        except cl.Error:
+            pass
+        return f"pyopencl {cl.VERSION_TEXT}" + (f"; {'; '.join(plats)}" if plats else "")
+
+    def device_count(self) -> int:
+        return len(D.cl_devices())
+
+    def device_info(self, index: int) -> dict[str, Any]:
+        dev = D.cl_devices()[index]
+        info = {
+            "name": dev.name.strip(),
+            "platform": dev.platform.name.strip(),
+            "vendor": dev.vendor.strip(),
+            "compute_units": int(dev.max_compute_units),
+            "memory": int(dev.global_mem_size),
+            "max_alloc": int(dev.max_mem_alloc_size),
+            "fp64": D.has_ext(dev, "cl_khr_fp64") or bool(dev.double_fp_config),
+            "fp16": D.has_ext(dev, "cl_khr_fp16"),
+            "driver": dev.driver_version.strip(),
+            "opencl": dev.version.strip(),
+            "type": cl.device_type.to_string(dev.type),
+        }
+        if not info["fp16"]:
+            if D.dtype_reason(dev, np.dtype("float16")) is None:
+                info["notes"] = ("no cl_khr_fp16: float16 emulated (OMNITENSOR_OPENCL_FP16="
+                                 "emulate: stored as half, computed in float)")
+            else:
+                info["notes"] = ("no cl_khr_fp16: float16 tensors are not supported "
+                                 "(OMNITENSOR_OPENCL_FP16=emulate stores them as half and "
+                                 "computes in float)")
+        return info
+
+    def supports_dtype(self, dtype: np.dtype, index: int) -> bool:
+        return D.dtype_reason(D.cl_devices()[index], np.dtype(dtype)) is None
+
+    def dtype_unsupported_reason(self, dtype: np.dtype, index: int) -> str | None:
+        return D.dtype_reason(D.cl_devices()[index], np.dtype(dtype))
+
+    def state(self, index: int) -> D.DeviceState:
+        """The lazily created per-device state (context, queue, pool, caches)."""
+        st = self._states.get(index)
+        if st is None:
+            with self._lock:
+                st = self._states.get(index)
+                if st is None:
+                    st = self._states[index] = D.DeviceState(index, D.cl_devices()[index])
+        return st
+
+    def synchronize(self, index: int) -> None:
+        st = self._states.get(index)
+        if st is not None:
+            st.synchronize()
+
+    def device_index(self, x: Any) -> int:
+        return x.state.index
+
+    def empty_cache(self, index: int = 0) -> None:
+        """Return pooled device memory no tensor uses to the driver."""
+        st = self._states.get(index)
+        if st is not None:
+            st.empty_cache()
+
+    # ----------------------------------------------------------------------- memory
+    def empty(self, shape, dtype, index):
+        st = self.state(index)
+        st.check_dtype(np.dtype(dtype))
+        return new(st, tuple(shape), np.dtype(dtype))
+
+    def full(self, shape, value, dtype, index):
+        return memory.full(self.state(index), tuple(shape), value, np.dtype(dtype))
+
+    def arange(self, start, step, n, dtype, index):
+        return memory.arange(self.state(index), start, step, int(n), np.dtype(dtype))
+
+    def from_numpy(self, array, index):
+        return memory.from_numpy(self.state(index), array)
+
+    def to_numpy(self, x):
+        return memory.to_numpy(x)
+
+    def astype(self, x, dtype):
+        return ew.astype(x, np.dtype(dtype))
+
+    def copy(self, x):
+        return ew.copy(x)
+
+    def contiguous(self, x):
+        return x if x.contig else ew.copy(x)
+
+    def strides(self, x):
+        return x.strides
+
+    def assign(self, dst, src):
+        if dst.size:
+            ew.copy_into(dst, src)
+
+    # ------------------------------------------------------------------ elementwise
+    def where(self, cond, a, b):
+        arr = a if a.__class__ is CLArray else b if b.__class__ is CLArray else None
+        if arr is not None:
+            dtype = arr.dtype
+        else:  # two Python scalars: core knows the dtype, we can only infer it
+            dtype = _scalar_pair_dtype(a, b)
+        return ew.where(cond, a, b, dtype, cond.shape)
+
+    # ------------------------------------------------------------------- reductions
+    def sum(self, x, axes, keepdims):
+        return reduce.reduce("sum", x, axes, keepdims)
+
+    def prod(self, x, axes, keepdims):
+        return reduce.reduce("prod", x, axes, keepdims)
+
+    def max(self, x, axes, keepdims):
+        return reduce.reduce("max", x, axes, keepdims)
+
+    def min(self, x, axes, keepdims):
+        return reduce.reduce("min", x, axes, keepdims)
+
+    def any(self, x, axes, keepdims):
+        return reduce.reduce("any", x, axes, keepdims)
+
+    def all(self, x, axes, keepdims):
+        return reduce.reduce("all", x, axes, keepdims)
+
+    def argmax(self, x, axis, keepdims):
+        return argreduce.argreduce("argmax", x, axis, keepdims)
+
+    def argmin(self, x, axis, keepdims):
+        return argreduce.argreduce("argmin", x, axis, keepdims)
+
+    def cumsum(self, x, axis):
+        return scan.cumulative("sum", x, axis)
+
+    def cumprod(self, x, axis):
+        return scan.cumulative("prod", x, axis)
+
+    # --------------------------------------------------------------------- movement
+    def reshape(self, x, shape, copy=None):
+        shape = tuple(shape)
+        if copy:
+            y = ew.copy(x)
+            return A.view(y, shape, c_strides(shape), 0)
+        st = c_strides(shape) if x.contig else A.reshape_strides(x.shape, x.strides, shape)
+        if st is None:
+            if copy is False:
+                raise ValueError(f"cannot reshape a view of shape {x.shape} with strides "
+                                 f"{x.strides} to {shape} without copying (copy=False)")
+            y = ew.copy(x)
+            return A.view(y, shape, c_strides(shape), 0)
+        return A.view(x, shape, st, x.offset)
+
+    def permute(self, x, axes):
+        return A.permute(x, tuple(axes))
+
+    def broadcast_to(self, x, shape):
+        return A.broadcast_to(x, tuple(shape))
+
+    def index(self, x, key):
+        return A.index(x, key)
+
+    def flip(self, x, axes):
+        return A.flip(x, tuple(axes))
+
+    def concat(self, xs: Sequence[Any], axis: int):
+        return indexing.concat(list(xs), axis)
+
+    def pad(self, x, widths, value):
+        return indexing.pad(x, widths, value)
+
+    def diagonal(self, x, offset, axis1, axis2):
+        return A.diagonal(x, offset, axis1, axis2)
+
+    # --------------------------------------------------------------------- indexing
+    def gather_nd(self, x, indices):
+        return indexing.gather_nd(x, tuple(indices))
+
+    def scatter_nd(self, x, indices, values, accumulate):
+        indexing.scatter_nd(x, tuple(indices), values, bool(accumulate))
+
+    def nonzero(self, x):
+        return scan.nonzero(x)
+
+    # ---------------------------------------------------------------------- sorting
+    def sort(self, x, axis, descending, stable):
+        return sort.sort(x, axis, descending, values=True)
+
+    def argsort(self, x, axis, descending, stable):
+        return sort.sort(x, axis, descending, values=False)
+
+    def searchsorted(self, sorted_x, values, side):
+        return sort.searchsorted(sorted_x, values, side)
+
+    # --------------------------------------------------------------- linear algebra
+    def matmul(self, a, b):
+        return gemm.matmul(a, b)
+
+    # ----------------------------------------------------------------------- random
+    def random_bits(self, shape, key, counter, index):
+        return random.random_bits(self.state(index), tuple(shape), key, counter)
+
+
+def _scalar_pair_dtype(a: Any, b: Any) -> np.dtype:
+    """dtype of ``where(cond, a, b)`` for two Python scalars (core does not pass it)."""
+    kinds = {type(a), type(b)}
+    if complex in kinds:
+        return np.dtype(np.complex64)
+    if float in kinds:
+        try:
+            from ...core.dtypes import get_default_dtype
+            return get_default_dtype().np
+        except ImportError:  # pragma: no cover
+            return np.dtype(np.float32)
+    if int in kinds:
+        return np.dtype(np.int64)
+    return np.dtype(np.bool_)

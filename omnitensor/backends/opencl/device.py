@@ -1,0 +1,246 @@
+"""OpenCL devices: enumeration, and one lazily created context/queue/pool per device.
+
+Device order (``opencl:0..N-1``) is stable and documented: platforms in
+``pyopencl.get_platforms()`` order (the ICD loader's order), and within a platform its
+devices in ``platform.get_devices()`` order. ``omnitensor info`` prints the mapping.
+
+A :class:`DeviceState` owns everything per device: the context, one in-order command queue
+(so ops run in enqueue order and a buffer freed to the pool may be reused by the next op
+without a wait), a ``pyopencl.tools.MemoryPool`` (allocations are not driver round trips),
+the compiled-program and kernel caches, and the launch policy (how elementwise work is split
+into work-items on a CPU vs a GPU).
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+import pyopencl.tools as cl_tools
+
+from ...errors import BackendError, UnsupportedDTypeError
+
+_lock = threading.Lock()
+_devices: list[Any] | None = None
+_enum_error: str | None = None
+
+
+def _enumerate() -> list[Any]:
+    """Every (platform, device) pair in the documented order; remembers the failure."""
+    global _devices, _enum_error
+    if _devices is not None:
+        return _devices
+    with _lock:
+        if _devices is not None:
+            return _devices
+        found: list[Any] = []
+        try:
+            platforms = cl.get_platforms()
+        except cl.Error as e:  # no ICD loader / no platform registered
+            _enum_error = f"pyopencl.get_platforms() failed: {e}"
+            platforms = []
+        for p in platforms:
+            try:
+                found.extend(p.get_devices())
+            except cl.Error:  # a platform without devices raises DEVICE_NOT_FOUND
+                continue
+        _devices = found
+        return found
+
+
+def cl_devices() -> list[Any]:
+    """The pyopencl Device objects, index i being ``opencl:i``."""
+    return _enumerate()
+
+
+def enumeration_error() -> str | None:
+    """Why enumeration found nothing, when it raised."""
+    _enumerate()
+    return _enum_error
+
+
+def _short_platform(p: Any) -> str:
+    name = p.name.strip()
+    return "PoCL" if name == "Portable Computing Language" else name
+
+
+def device_label(dev: Any) -> str:
+    """``"pthread-AMD EPYC (PoCL)"``: the device name and its platform, for messages."""
+    return f"{dev.name.strip()} ({_short_platform(dev.platform)})"
+
+
+def has_ext(dev: Any, ext: str) -> bool:
+    return ext in dev.extensions.split()
+
+
+class DeviceState:
+    """Per-device runtime state, created on first use of ``opencl:index``."""
+
+    def __init__(self, index: int, dev: Any) -> None:
+        self.index = index
+        self.dev = dev
+        self.label = device_label(dev)
+        self.name = f"opencl:{index}"
+        self.ctx = cl.Context([dev])
+        self.queue = cl.CommandQueue(self.ctx)
+        self.pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(self.queue))
+        self.is_cpu = bool(dev.type & cl.device_type.CPU)
+        self.compute_units = max(1, int(dev.max_compute_units))
+        self.max_wg = int(dev.max_work_group_size)
+        self.max_alloc = int(dev.max_mem_alloc_size)
+        # PoCL's CPU device reserves memory lazily: an allocation beyond its advertised
+        # global memory "succeeds" and the process is later killed, so we refuse it here
+        self.mem_size = int(dev.global_mem_size)
+        self.fp64 = has_ext(dev, "cl_khr_fp64") or bool(dev.double_fp_config)
+        self.fp16 = has_ext(dev, "cl_khr_fp16") or _emulate_fp16()
+        self.int64_atomics = has_ext(dev, "cl_khr_int64_base_atomics")
+        # NumPy divides and takes square roots correctly rounded; OpenCL allows 2.5 ulp
+        # for float unless asked (and the device says it can)
+        opts = []
+        if dev.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
+            opts.append("-cl-fp32-correctly-rounded-divide-sqrt")
+        self.build_options = tuple(opts)
+        self._dtype_ok: dict[np.dtype, bool] = {}
+        # kernels: key -> cl.Kernel; programs are cached in program_cache
+        self.kernels: dict[Any, Any] = {}
+        self.programs: dict[Any, Any] = {}
+        # small read-only int64 buffers describing strided layouts, keyed by content
+        self.layouts: dict[tuple, Any] = {}
+        # a tiny buffer passed where a kernel wants a pointer that is never dereferenced
+        # for real (scalar operands, empty arrays): reads from it stay in bounds
+        self.dummy = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, 64)
+        # host arrays of pending non-blocking uploads, kept alive until their copy is done
+        self.pending: list[Any] = []
+        # elementwise split: a CPU runs few large contiguous chunks per work-item (each a
+        # plain loop the compiler vectorizes); a GPU runs one element per work-item
+        if self.is_cpu:
+            self.min_chunk = 8192
+            self.max_groups = 16 * self.compute_units
+            self.local = (1,)
+            self.small = self.min_chunk  # sizes that run as one work-item
+        else:
+            self.min_chunk = 1
+            self.max_groups = 1 << 30
+            self.local = (64,)
+            self.small = 0
+
+    # ----------------------------------------------------------------- allocation
+    def alloc(self, nbytes: int) -> Any:
+        """A pooled buffer of at least ``nbytes`` bytes (the shared dummy for 0 bytes)."""
+        if nbytes <= 0:
+            return self.dummy
+        if nbytes > 1 << 20 and (nbytes > self.max_alloc or
+                                 self.pool.active_bytes + nbytes > self.mem_size):
+            self.pool.free_held()
+            raise self._alloc_error(nbytes, "exceeds the device's memory")
+        try:
+            return self.pool.allocate(nbytes)
+        except cl.Error as e:
+            self.pool.free_held()  # give cached blocks back and retry once
+            try:
+                return self.pool.allocate(nbytes)
+            except cl.Error:
+                raise self._alloc_error(nbytes, e) from None
+
+    def _alloc_error(self, nbytes: int, err: Any) -> Exception:
+        size = _fmt_bytes(nbytes)
+        if nbytes > self.max_alloc:
+            return BackendError(
+                f"{self.name} ({self.label}): cannot allocate {size} in one buffer: the "
+                f"device's largest single allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE) is "
+                f"{_fmt_bytes(self.max_alloc)}. Split the tensor or use another device.")
+        return BackendError(
+            f"{self.name} ({self.label}) is out of memory: allocating {size} failed "
+            f"({_fmt_bytes(self.pool.active_bytes)} in use by omnitensor, device memory "
+            f"{_fmt_bytes(int(self.dev.global_mem_size))}). Free tensors, reduce the "
+            f"batch size, or call omnitensor.opencl.empty_cache(). [{err}]")
+
+    def empty_cache(self) -> None:
+        """Free pooled blocks no tensor uses (after a synchronize)."""
+        self.queue.finish()
+        self.pending.clear()
+        self.pool.free_held()
+
+    # ------------------------------------------------------------------- layouts
+    def layout(self, key: tuple) -> Any:
+        """A cached read-only buffer holding the int64 values ``key``."""
+        buf = self.layouts.get(key)
+        if buf is None:
+            if len(self.layouts) > 1024:
+                self.layouts.clear()
+            host = np.asarray(key, dtype=np.int64)
+            buf = cl.Buffer(self.ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR,
+                            hostbuf=host)
+            self.layouts[key] = buf
+        return buf
+
+    # ----------------------------------------------------------------- splitting
+    def split(self, n: int) -> tuple[tuple[int], int]:
+        """(global size, elements per work-item) of an elementwise pass over n items; the
+        local size is ``self.local``."""
+        if self.is_cpu:
+            if n <= self.min_chunk:
+                return (1,), n
+            groups = min(self.max_groups, n // self.min_chunk)
+            chunk = -(-n // groups)
+            chunk = (chunk + 15) & ~15  # chunk starts stay 64-byte aligned for floats
+            return (-(-n // chunk),), chunk
+        return (-(-n // 64) * 64,), 1
+
+    def synchronize(self) -> None:
+        try:
+            self.queue.finish()
+        except cl.Error as e:
+            raise BackendError(f"{self.name} ({self.label}): waiting for the queue failed "
+                               f"(a kernel or copy enqueued earlier failed): {e}") from None
+        self.pending.clear()
+
+    def supports(self, dtype: np.dtype) -> bool:
+        ok = self._dtype_ok.get(dtype)
+        if ok is None:
+            ok = self._dtype_ok[dtype] = dtype_reason(self.dev, dtype) is None
+        return ok
+
+    def check_dtype(self, dtype: np.dtype) -> None:
+        why = dtype_reason(self.dev, dtype)
+        if why:
+            raise UnsupportedDTypeError(f"{self.name} ({self.label}): {why}")
+
+
+def _fmt_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{n} B"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+_SUPPORTED_KINDS = frozenset("biufc")
+_KNOWN = frozenset(np.dtype(d) for d in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128"))
+
+
+def _emulate_fp16() -> bool:
+    """``OMNITENSOR_OPENCL_FP16=emulate``: accept float16 on devices without cl_khr_fp16.
+    Our kernels only ever load/store half (``vload_half``/``vstore_half_rte``, core OpenCL)
+    and compute in float, so this works everywhere; it is off by default because such a
+    device has no native half arithmetic, and it lets the float16 paths be tested on PoCL."""
+    import os
+    return os.environ.get("OMNITENSOR_OPENCL_FP16", "") == "emulate"
+
+
+def dtype_reason(dev: Any, dtype: np.dtype) -> str | None:
+    """None when ``dev`` computes ``dtype``, else why not (names the extension)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in _SUPPORTED_KINDS or dtype.itemsize > 16 or \
+            dtype.newbyteorder("=") not in _KNOWN:
+        return f"OpenCL kernels cannot hold {dtype}"
+    label = device_label(dev)
+    if dtype == np.float16 and not has_ext(dev, "cl_khr_fp16") and not _emulate_fp16():
+        return f"float16 needs cl_khr_fp16, which {label} lacks"
+    if dtype in (np.float64, np.complex128) and not (has_ext(dev, "cl_khr_fp64")
+                                                     or dev.double_fp_config):
+        return f"{dtype} needs cl_khr_fp64, which {label} lacks"
+    return None

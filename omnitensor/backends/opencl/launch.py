@@ -1,0 +1,70 @@
+"""Setting kernel arguments and enqueueing, with as little Python as possible per call.
+
+``Kernel.set_arg`` costs ~20 us per numpy scalar in pyopencl 2026.1 (it tries several
+argument types in turn), which alone would exceed our per-op budget. pyopencl's generated
+invokers use ``Kernel._set_arg_multi`` (memory objects) and ``_set_arg_buf_multi`` (raw
+bytes of by-value arguments), ~0.5 us for a whole argument list; we call them directly and
+fall back to the public ``set_arg`` if a future pyopencl drops them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+from pyopencl import _cl
+
+_FAST = hasattr(cl.Kernel, "_set_arg_multi") and hasattr(cl.Kernel, "_set_arg_buf_multi")
+_enqueue = _cl.enqueue_nd_range_kernel
+
+
+def set_mem(k: Any, pairs: tuple) -> None:
+    """Set memory-object arguments: ``pairs = (index, buffer, index, buffer, ...)``."""
+    if _FAST:
+        k._set_arg_multi(pairs)
+    else:  # pragma: no cover - older/newer pyopencl without the private fast path
+        for i in range(0, len(pairs), 2):
+            k.set_arg(pairs[i], pairs[i + 1])
+
+
+def set_bytes(k: Any, pairs: tuple) -> None:
+    """Set by-value arguments from raw bytes: ``pairs = (index, bytes, ...)``."""
+    if _FAST:
+        k._set_arg_buf_multi(pairs)
+    else:  # pragma: no cover
+        for i in range(0, len(pairs), 2):
+            k.set_arg(pairs[i], np.frombuffer(pairs[i + 1], dtype=np.uint8))
+
+
+def set_null(k: Any, index: int) -> None:
+    """Set a pointer argument the kernel will not dereference to NULL (PoCL then tracks
+    no buffer for it, which makes the enqueue cheaper)."""
+    k._set_arg_null(index) if _FAST else k.set_arg(index, None)
+
+
+def run(queue: Any, k: Any, gsize: tuple, lsize: tuple | None) -> Any:
+    """Enqueue ``k`` (positional call: pyopencl's binding is slow with keywords)."""
+    try:
+        return _enqueue(queue, k, gsize, lsize, None, None, False, False)
+    except cl.Error as e:
+        raise launch_error(queue, k, e) from None
+
+
+def launch_error(queue: Any, k: Any, err: Exception) -> Exception:
+    """An omnitensor error for a failed enqueue, naming kernel, device and the cause."""
+    from ...errors import BackendError
+    dev = queue.device
+    name = getattr(k, "function_name", "?")
+    what = str(err)
+    if "OUT_OF_RESOURCES" in what or "MEM_OBJECT_ALLOCATION" in what or \
+            "OUT_OF_HOST_MEMORY" in what:
+        return BackendError(f"OpenCL device {dev.name.strip()} ran out of memory or "
+                            f"resources running kernel {name}: {what}. Free tensors or "
+                            f"reduce the problem size.")
+    return BackendError(f"OpenCL kernel {name} failed on {dev.name.strip()}: {what}")
+
+
+def run1d(st: Any, k: Any, n: int, local: int = 64) -> Any:
+    """Enqueue ``k`` over ``n`` work-items (kernels guard ``i >= n``) with a fixed local
+    size: PoCL compiles a kernel once per local size, so never let the driver pick one."""
+    return run(st.queue, k, (-(-n // local) * local,), (local,))

@@ -1,0 +1,128 @@
+"""Host <-> device transfers and array creation (empty, full, arange).
+
+Uploads are asynchronous: a small host array is snapshotted (so the caller may modify it
+right away) and copied with a non-blocking write whose pyopencl ``NannyEvent`` keeps the
+snapshot alive until the copy ran; large arrays use a blocking write instead of doubling host
+memory. ``to_numpy`` is the synchronisation point: it waits for the array's pending work.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+from . import program_cache
+from .array import CLArray, new
+from .clsrc import PRELUDE
+from .cltypes import BY_NP, pack_i64
+from .elementwise import copy, fill
+from .launch import run1d, set_bytes, set_mem
+
+_ASYNC_UPLOAD_MAX = 1 << 20  # bytes
+
+
+def from_numpy(st: Any, array: np.ndarray) -> CLArray:
+    a = np.asarray(array)
+    if not a.dtype.isnative:  # kernels compute in the device's (little-endian) order
+        a = a.astype(a.dtype.newbyteorder("="))
+    st.check_dtype(a.dtype)
+    x = new(st, a.shape, a.dtype)
+    if a.size == 0:
+        return x
+    try:
+        if a.nbytes <= _ASYNC_UPLOAD_MAX:
+            host = np.array(a, order="C", copy=True)
+            evt = cl.enqueue_copy(st.queue, x.data, host, is_blocking=False)
+            pending = st.pending
+            pending.append(evt)
+            if len(pending) > 256:
+                _prune(pending)
+        else:
+            cl.enqueue_copy(st.queue, x.data, np.ascontiguousarray(a), is_blocking=True)
+    except cl.Error as e:
+        raise _transfer_error(st, "host -> device", a.nbytes, e) from None
+    return x
+
+
+def _transfer_error(st: Any, what: str, nbytes: int, err: Exception) -> Exception:
+    from ...errors import BackendError
+    return BackendError(f"{st.name} ({st.label}): {what} copy of {nbytes} bytes failed: "
+                        f"{err}")
+
+
+def _prune(pending: list) -> None:
+    done = cl.command_execution_status.COMPLETE
+    pending[:] = [e for e in pending if e.command_execution_status != done]
+
+
+def to_numpy(x: CLArray) -> np.ndarray:
+    """A host copy of x's values (waits for the work that produces them)."""
+    if x.size == 0:
+        return np.empty(x.shape, x.dtype)
+    if not x.contig:
+        x = copy(x)
+    host = np.empty(x.shape, x.dtype)
+    try:
+        cl.enqueue_copy(x.state.queue, host, x.data, src_offset=x.offset * x.dtype.itemsize,
+                        is_blocking=True)
+    except cl.Error as e:
+        raise _transfer_error(x.state, "device -> host", host.nbytes, e) from None
+    x.state.pending.clear()  # the in-order queue has run every earlier upload
+    return host
+
+
+def full(st: Any, shape: tuple[int, ...], value: Any, dtype: np.dtype) -> CLArray:
+    st.check_dtype(dtype)
+    x = new(st, shape, dtype)
+    return fill(x, value)
+
+
+# ------------------------------------------------------------------------- arange
+_ARANGE = """
+__kernel void arange_{K}(__global {C} *o, long n, {S} start, {S} step) {{
+  long i = get_global_id(0);
+  if (i >= n) return;
+  {BODY}
+}}
+"""
+
+
+def _arange_source(st: Any) -> str:
+    parts = [PRELUDE]
+    for t in BY_NP.values():
+        if not st.supports(t.np):
+            continue
+        if t.kind in "iub":
+            body = f"o[i] = ({t.c})(start + step * i);"
+            s = "long" if t.kind != "u" else "ulong"
+        elif t.kind == "f":
+            body = t.store("o", "i", f"({t.comp})i * step + start")
+            s = t.comp
+        else:
+            body = f"o[i] = ({t.c})(({t.real})i * step.x + start.x, ({t.real})i * step.y + start.y);"
+            s = t.c
+        parts.append(_ARANGE.format(K=t.key, C=t.c, S=s, BODY=body))
+    return "\n".join(parts)
+
+
+def arange(st: Any, start: Any, step: Any, n: int, dtype: np.dtype) -> CLArray:
+    st.check_dtype(dtype)
+    t = BY_NP[dtype]
+    out = new(st, (n,), dtype)
+    if n == 0:
+        return out
+    k = program_cache.kernel(st, ("arange",), f"arange_{t.key}", lambda: _arange_source(st),
+                             st.build_options)
+    if t.kind in "ib":
+        pk = pack_i64
+        a, b = pk(int(start)), pk(int(step))
+    elif t.kind == "u":
+        a = int(start).to_bytes(8, "little", signed=int(start) < 0)
+        b = int(step).to_bytes(8, "little", signed=int(step) < 0)
+    else:
+        a, b = t.pack(start), t.pack(step)
+    set_mem(k, (0, out.data))
+    set_bytes(k, (1, pack_i64(n), 2, a, 3, b))
+    run1d(st, k, n)
+    return out

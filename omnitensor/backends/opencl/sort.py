@@ -1,0 +1,185 @@
+"""Sorting along an axis (stable merge sort of (key, index) pairs) and searchsorted.
+
+The sorted axis is moved last and copied into contiguous rows. Pass 1: every work-item
+insertion-sorts a run of 32 keys (and writes the identity permutation). Then bottom-up
+merge passes double the run width, ping-ponging between two buffers; each work-item merges
+one pair of runs. Merges take from the left run on ties, so the sort is stable in both
+directions: descending order uses the reversed comparison, which keeps equal elements in
+their original order (what the NumPy backend returns). NaN sorts as larger than every number
+(last ascending, first descending). float16 keys are sorted as float32.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import UnsupportedDTypeError
+from . import program_cache
+from .array import CLArray, new, permute
+from .clsrc import PRELUDE
+from .cltypes import BY_NP, CType, pack_i32, pack_i64
+from .elementwise import astype, copy
+from .launch import run, set_bytes, set_mem
+
+_RUN = 32
+
+_SRC = """
+inline int lt_{K}({T} a, {T} b) {{ return {LT}; }}
+inline int before_{K}({T} a, {T} b, int desc) {{ return desc ? lt_{K}(b, a) : lt_{K}(a, b); }}
+
+__kernel void runsort_{K}(__global {T} *k, __global long *ix, long K, long runs, long total,
+                          int desc) {{
+  long g = get_global_id(0);
+  if (g >= total) return;
+  long row = g / runs, lo = (g - row * runs) * {R}, hi = min(K, lo + {R});
+  __global {T} *p = k + row * K; __global long *q = ix + row * K;
+  for (long i = lo; i < hi; i++) q[i] = i;
+  for (long i = lo + 1; i < hi; i++) {{
+    {T} key = p[i]; long id = q[i]; long j = i - 1;
+    while (j >= lo && before_{K}(key, p[j], desc)) {{ p[j + 1] = p[j]; q[j + 1] = q[j]; j--; }}
+    p[j + 1] = key; q[j + 1] = id;
+  }}
+}}
+
+__kernel void merge_{K}(__global {T} *dk, __global long *di, __global const {T} *sk,
+                        __global const long *si, long K, long w, long pairs, long total,
+                        int desc) {{
+  long g = get_global_id(0);
+  if (g >= total) return;
+  long row = g / pairs, lo = (g - row * pairs) * 2 * w;
+  long mid = min(K, lo + w), hi = min(K, lo + 2 * w);
+  long b = row * K, i = lo, j = mid, o = lo;
+  while (i < mid && j < hi) {{
+    if (before_{K}(sk[b + j], sk[b + i], desc)) {{ dk[b + o] = sk[b + j]; di[b + o] = si[b + j]; j++; }}
+    else {{ dk[b + o] = sk[b + i]; di[b + o] = si[b + i]; i++; }}
+    o++;
+  }}
+  for (; i < mid; i++, o++) {{ dk[b + o] = sk[b + i]; di[b + o] = si[b + i]; }}
+  for (; j < hi; j++, o++) {{ dk[b + o] = sk[b + j]; di[b + o] = si[b + j]; }}
+}}
+
+__kernel void search_{K}(__global long *out, __global const {T} *s, __global const {T} *v,
+                         long n, long V, long K, long batched, int right) {{
+  long g = get_global_id(0);
+  if (g >= n) return;
+  __global const {T} *row = s + (batched ? (g / V) * K : 0);
+  {T} x = v[g];
+  long lo = 0, hi = K;
+  while (lo < hi) {{
+    long m = lo + (hi - lo) / 2;
+    int go_right = right ? !lt_{K}(x, row[m]) : lt_{K}(row[m], x);
+    if (go_right) lo = m + 1; else hi = m;
+  }}
+  out[g] = lo;
+}}
+"""
+
+
+def _lt(t: CType) -> str:
+    if t.kind == "f":
+        return "a < b || (isnan(b) && !isnan(a))"
+    return "a < b"
+
+
+def _source(t: CType) -> str:
+    return PRELUDE + _SRC.format(K=t.key, T=t.c, LT=_lt(t), R=_RUN)
+
+
+def _kernel(st: Any, name: str, t: CType) -> Any:
+    return program_cache.kernel(st, ("sort", t.key), name, lambda: _source(t),
+                                st.build_options)
+
+
+def _go(st: Any, k: Any, n: int, mem: tuple, byts: tuple) -> None:
+    set_mem(k, mem)
+    set_bytes(k, byts)
+    if st.is_cpu:
+        run(st.queue, k, (n,), (1,))
+    else:
+        run(st.queue, k, (-(-n // 64) * 64,), (64,))
+
+
+def _key_type(x: CLArray) -> CType:
+    t = BY_NP.get(x.dtype)
+    if t is None or t.kind == "c":
+        raise UnsupportedDTypeError(f"sort: {x.dtype} is not ordered")
+    return t
+
+
+def sort(x: CLArray, axis: int, descending: bool, values: bool) -> CLArray:
+    """Sorted values (``values``) or the int64 sorting indices of x along ``axis``."""
+    st = x.state
+    orig_dtype = x.dtype
+    if x.dtype == np.float16:
+        x = astype(x, np.dtype(np.float32))
+    t = _key_type(x)
+    nd = x.ndim
+    perm = tuple(d for d in range(nd) if d != axis) + (axis,)
+    xp = permute(x, perm)
+    K = x.shape[axis] if nd else 1
+    M = x.size // K if K else 0
+    keys = copy(xp)  # contiguous rows, sorted in place
+    idx = new(st, xp.shape, np.dtype(np.int64))
+    if x.size and K > 0:
+        keys, idx = _sort_rows(st, t, keys, idx, M, K, int(bool(descending)))
+    res = keys if values else idx
+    if values and orig_dtype != res.dtype:
+        res = astype(res, orig_dtype)
+    if axis == nd - 1 or nd == 0:
+        return res
+    inv = tuple(np.argsort(perm))
+    return copy(permute(res, inv))
+
+
+def _sort_rows(st: Any, t: CType, keys: CLArray, idx: CLArray, M: int, K: int, desc: int
+               ) -> tuple[CLArray, CLArray]:
+    runs = -(-K // _RUN)
+    k1 = _kernel(st, f"runsort_{t.key}", t)
+    _go(st, k1, M * runs, (0, keys.data, 1, idx.data),
+        (2, pack_i64(K), 3, pack_i64(runs), 4, pack_i64(M * runs), 5, pack_i32(desc)))
+    if K <= _RUN:
+        return keys, idx
+    k2 = _kernel(st, f"merge_{t.key}", t)
+    src_k, src_i = keys, idx
+    dst_k, dst_i = new(st, keys.shape, keys.dtype), new(st, idx.shape, idx.dtype)
+    w = _RUN
+    while w < K:
+        pairs = -(-K // (2 * w))
+        _go(st, k2, M * pairs, (0, dst_k.data, 1, dst_i.data, 2, src_k.data, 3, src_i.data),
+            (4, pack_i64(K), 5, pack_i64(w), 6, pack_i64(pairs), 7, pack_i64(M * pairs),
+             8, pack_i32(desc)))
+        src_k, dst_k = dst_k, src_k
+        src_i, dst_i = dst_i, src_i
+        w *= 2
+    return src_k, src_i
+
+
+def searchsorted(sorted_x: CLArray, values: CLArray, side: str) -> CLArray:
+    st = sorted_x.state
+    if sorted_x.dtype == np.float16:
+        sorted_x = astype(sorted_x, np.dtype(np.float32))
+        values = astype(values, np.dtype(np.float32))
+    t = _key_type(sorted_x)
+    s = sorted_x if sorted_x.contig else copy(sorted_x)
+    v = values if values.contig else copy(values)
+    out = new(st, values.shape, np.dtype(np.int64))
+    n = out.size
+    if n == 0:
+        return out
+    K = s.shape[-1] if s.ndim else 1
+    V = v.shape[-1] if v.ndim else 1
+    batched = 1 if s.ndim > 1 else 0
+    if K == 0:
+        from .elementwise import fill
+        return fill(out, 0)
+    k = _kernel(st, f"search_{t.key}", t)
+    if s.offset:  # the kernel indexes from the buffer start (views are rare here)
+        s = copy(s)
+    if v.offset:
+        v = copy(v)
+    _go(st, k, n, (0, out.data, 1, s.data, 2, v.data),
+        (3, pack_i64(n), 4, pack_i64(V), 5, pack_i64(K), 6, pack_i64(batched),
+         7, pack_i32(1 if side == "right" else 0)))
+    return out
+

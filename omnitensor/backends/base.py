@@ -20,7 +20,8 @@ scalars), except where a method says it returns a view.
 
 **Elementwise primitives** are plain attributes called like NumPy ufuncs:
 ``backend.add(a, b)``, ``backend.exp(x)``, each accepting ``out=`` (an array of the result
-dtype and shape, possibly aliasing an input) for in-place ops. Names and semantics are the
+dtype and shape) for in-place ops. ``out`` may alias an input element for element; a
+partial overlap must behave as if every input were read before any output is written. Names and semantics are the
 Array API's (listed in :data:`UNARY` and :data:`BINARY`). Results have the operands' dtype,
 except predicates (:data:`PREDICATES`: comparisons, ``isnan``...) which return ``bool``, and
 ``real``/``imag``/``abs`` of complex input which return the real dtype. Core never asks an
@@ -163,8 +164,9 @@ class Backend:
 
     # -------------------------------------------------------------------- elementwise
     def where(self, cond: Any, a: Any, b: Any) -> Any:
-        """``a`` where ``cond`` else ``b``; cond is bool, a/b share a dtype (or are
-        scalars), all broadcast to one shape."""
+        """``a`` where ``cond`` else ``b``; cond is bool, a/b share a dtype, all broadcast
+        to one shape. One of a/b may be a Python scalar, never both: the array operand
+        carries the result dtype."""
         raise NotImplementedError
 
     # --------------------------------------------------------------------- reductions
@@ -239,7 +241,8 @@ class Backend:
                    accumulate: bool) -> None:
         """In place: ``x[i0, ..., i_{ndim-1}] = values`` (or ``+=`` with duplicates summed
         when ``accumulate``); values has shape S (or is a scalar) and x's dtype; x may be
-        a strided view, and the writes must reach its base."""
+        a strided view, and the writes must reach its base. Without ``accumulate``, which
+        of several values for one duplicated index lands is unspecified (as in torch)."""
         raise NotImplementedError
 
     def nonzero(self, x: Any) -> tuple[Any, ...]:

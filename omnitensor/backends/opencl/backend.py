@@ -152,10 +152,7 @@ class OpenCLBackend(Backend):
     # ------------------------------------------------------------------ elementwise
     def where(self, cond, a, b):
         arr = a if a.__class__ is CLArray else b if b.__class__ is CLArray else None
-        if arr is not None:
-            dtype = arr.dtype
-        else:  # two Python scalars: core knows the dtype, we can only infer it
-            dtype = _scalar_pair_dtype(a, b)
+        dtype = arr.dtype  # core passes at least one array operand (the contract)
         return ew.where(cond, a, b, dtype, cond.shape)
 
     # ------------------------------------------------------------------- reductions
@@ -252,19 +249,3 @@ class OpenCLBackend(Backend):
     # ----------------------------------------------------------------------- random
     def random_bits(self, shape, key, counter, index):
         return random.random_bits(self.state(index), tuple(shape), key, counter)
-
-
-def _scalar_pair_dtype(a: Any, b: Any) -> np.dtype:
-    """dtype of ``where(cond, a, b)`` for two Python scalars (core does not pass it)."""
-    kinds = {type(a), type(b)}
-    if complex in kinds:
-        return np.dtype(np.complex64)
-    if float in kinds:
-        try:
-            from ...core.dtypes import get_default_dtype
-            return get_default_dtype().np
-        except ImportError:  # pragma: no cover
-            return np.dtype(np.float32)
-    if int in kinds:
-        return np.dtype(np.int64)
-    return np.dtype(np.bool_)

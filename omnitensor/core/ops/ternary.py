@@ -71,10 +71,12 @@ def where(condition: Tensor, x1: Any, x2: Any) -> Tensor:
     be = dev.backend
     try:
         c = _to(condition, _dt.bool_, dev, shape)
-        data = be.where(c, _to(x1, d, dev, shape), _to(x2, d, dev, shape))
-        if data.dtype != d.np:  # two Python scalars: the library picks its own dtype
-            data = be.astype(data, d.np)
-        if data.shape != shape:  # both values scalars and condition broadcast
+        a, b = _to(x1, d, dev, shape), _to(x2, d, dev, shape)
+        if isinstance(a, _SCALARS) and isinstance(b, _SCALARS):
+            # the contract: at least one array operand, which carries the result dtype
+            a = be.broadcast_to(be.full((), a, d.np, dev.index), shape)
+        data = be.where(c, a, b)
+        if data.shape != shape:  # condition broadcast by the library
             data = be.copy(be.broadcast_to(data, shape))
     except Exception as e:  # noqa: BLE001
         raise _backend_failure("where", dev, e) from None

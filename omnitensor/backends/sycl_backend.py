@@ -32,6 +32,8 @@ registry imports it on first use of a ``sycl`` device).
 """
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 import numpy as np
@@ -364,6 +366,19 @@ class SyclBackend(NamespaceBackend):
         return sycl_ops.searchsorted_batched(sorted_x, values, side, sorted_x.sycl_queue)
 
     # ------------------------------------------------------------------- DLPack
+    def acosh(self, x, out=None):
+        """dpnp's complex acosh gives NaN+NaNj for +0+NaNj; the standard (C99) says
+        NaN+(pi/2)j."""
+        r = dpnp.arccosh(x)
+        if x.dtype.kind == "c":
+            hit = dpnp.logical_and(dpnp.real(x) == 0, dpnp.isnan(dpnp.imag(x)))
+            r = dpnp.where(hit, dpnp.asarray(complex(math.nan, math.pi / 2), dtype=x.dtype,
+                                             sycl_queue=x.sycl_queue), r)
+        if out is None:
+            return r
+        out[...] = r
+        return out
+
     def index_advanced(self, x, key):
         """dpnp indexes natively only when the advanced entries are adjacent; other keys
         take core's gather_nd path."""

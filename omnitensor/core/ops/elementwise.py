@@ -454,7 +454,12 @@ def _expm1(be: Any, x: Any, cd: _dt.DType) -> Any:
     if cd.kind != "c":
         return r
     finite = be.isfinite(x)
-    return be.where(finite, r, be.subtract(be.exp(x), 1))
+    r = be.where(finite, r, be.subtract(be.exp(x), 1))
+    # expm1(±0 + 0j) is +0 + 0j (NumPy keeps the sign of a real -0)
+    re, im = be.real(x), be.imag(x)
+    zero = be.logical_and(be.logical_and(be.equal(re, 0), be.equal(im, 0)),
+                          be.logical_not(be.signbit(im)))
+    return be.where(zero, 0j, r)
 
 
 def _tanh(be: Any, x: Any, cd: _dt.DType) -> Any:

@@ -6,34 +6,12 @@ import time
 from typing import Any, Callable
 
 
-def median_time(fn: Callable[[], Any], *, repeats: int = 7, number: int | None = None,
+def median_time(fn: Callable[[], Any], *, repeats: int = 7,
                 sync: Callable[[], Any] | None = None, min_time: float = 0.05) -> float:
-    """Median seconds per call of ``fn`` over ``repeats`` batches of ``number`` calls
-    (``number`` chosen so a batch lasts about ``min_time``); ``sync`` waits for the device
-    at the end of each batch."""
-    fn()
-    if sync:
-        sync()
-    if number is None:
-        number = 1
-        while True:
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-            if sync:
-                sync()
-            if time.perf_counter() - t0 >= min_time or number >= 1 << 20:
-                break
-            number *= 2
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        if sync:
-            sync()
-        times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times)
+    """Median seconds per call of ``fn`` over ``repeats`` batches (each batch lasting about
+    ``min_time``); ``sync`` waits for the device at the end of each batch."""
+    return interleaved({"fn": fn}, repeats=repeats, syncs={"fn": sync} if sync else None,
+                       min_time=min_time)["fn"]
 
 
 def interleaved(fns: dict[str, Callable[[], Any]], *, repeats: int = 15,

@@ -1,7 +1,6 @@
 """Convolution layers: ``Conv1d``, ``Conv2d``, ``ConvTranspose1d``, ``ConvTranspose2d``."""
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ..core.ops.creation import empty
@@ -52,13 +51,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        # torch's default: kaiming_uniform_(a=sqrt(5)), bias U(-1/sqrt(fan_in), ...)
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        init.default_weight_bias_(self.weight, self.bias)
 
     def _pre_pad(self, x: Tensor) -> tuple[Tensor, Any]:
         """Non-zero padding modes pad explicitly, then convolve without padding."""

@@ -9,7 +9,7 @@ from ..core.tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_"]
+           "kaiming_normal_", "default_weight_bias_"]
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -146,3 +146,13 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
     return normal_(tensor, 0.0, std, generator)
+
+
+def default_weight_bias_(weight: Tensor, bias: Tensor | None) -> None:
+    """torch's default initialisation of Linear and Conv layers: ``kaiming_uniform_`` with
+    ``a = sqrt(5)`` for the weight, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the bias."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        uniform_(bias, -bound, bound)

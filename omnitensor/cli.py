@@ -16,6 +16,18 @@ def _fmt_bytes(n: int) -> str:
     return str(n)
 
 
+def _host_routines(be: object) -> list[str]:
+    """linalg/fft routines the backend has no native version of (they run on the host)."""
+    from .backends.namespace_backend import FFT, LINALG
+    out = []
+    missing = [n for n in LINALG if getattr(be, "linalg_" + n, None) is None]
+    if missing:
+        out.append("linalg." + "/".join(missing))
+    if any(getattr(be, "fft_" + n, None) is None for n in FFT):
+        out.append("fft.*")
+    return out
+
+
 def info_report() -> str:
     """The text ``omnitensor info`` prints."""
     from . import __version__
@@ -42,7 +54,8 @@ def info_report() -> str:
             notes = d.get("notes") or []
             for note in [notes] if isinstance(notes, str) else notes:
                 lines.append(f"            {note}")
-        host_ops = getattr(be, "host_fallback_ops", None)
+        host_ops = list(getattr(be, "host_fallback_ops", ()) or ())
+        host_ops += _host_routines(be)
         if host_ops:
             lines.append(f"  runs on the host (no device kernel yet): {', '.join(host_ops)}")
     return "\n".join(lines)

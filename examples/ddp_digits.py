@@ -40,7 +40,8 @@ def load(device: str) -> tuple[TensorDataset, ot.Tensor, ot.Tensor]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--device", default=None,
+                    help="device of every rank (default: $OMNITENSOR_DEVICE, else cpu)")
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--batch-size", type=int, default=64, help="global batch size")
     ap.add_argument("--lr", type=float, default=0.05)
@@ -50,6 +51,7 @@ def main() -> None:
     rank, world = dist.get_rank(), dist.get_world_size()
     if args.batch_size % world:
         raise SystemExit(f"--batch-size {args.batch_size} must divide by {world} ranks")
+    args.device = args.device or str(ot.get_default_device())
     train, x_te, y_te = load(args.device)
 
     ot.manual_seed(0)  # DDP broadcasts rank 0's initial weights anyway

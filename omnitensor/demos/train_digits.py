@@ -151,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         _limit_blas_threads(args.blas_threads)
     devices = [d.strip() for spec in args.device for d in spec.split(",") if d.strip()] \
         if args.device else default_devices()
+    devices = [str(ot.device(d)) for d in devices]  # "opencl" -> "opencl:0"
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     data = load_digits_split(args.seed)
     print(f"digits: {len(data[0])} train / {len(data[2])} test images; devices: "

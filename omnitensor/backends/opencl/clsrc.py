@@ -112,12 +112,29 @@ inline {C} {P}_div({C} a, {C} b) {{
   return ({C})((a.x * rat + a.y) * scl, (a.y * rat - a.x) * scl);
 }}
 inline {R} {P}_abs({C} a) {{ return hypot(a.x, a.y); }}
+// Annex G special values: each function takes one rarely-taken branch when a part is
+// infinite or NaN (v - v != 0); the finite path keeps its accurate formula. Signs left
+// unspecified by C99 follow glibc (NumPy's results).
+inline int {P}_fin({C} a) {{ return (a.x - a.x == 0) & (a.y - a.y == 0); }}
+inline int {P}_inf({R} v) {{ return v == INFINITY || v == -INFINITY; }}
 inline {C} {P}_exp({C} a) {{
   if (a.y == 0) return ({C})(exp(a.x), a.y);
+  if (a.y - a.y != 0) {{                        // y is +-inf or NaN
+    if (a.x == -INFINITY) return ({C})(0, a.y == a.y ? copysign(({R})0, a.y) : ({R})0);
+    if (a.x == INFINITY) return ({C})(a.x, a.y - a.y);
+    return ({C})(a.y - a.y, a.y - a.y);
+  }}
+  if (a.x > {OVF}) {{                           // exp(x) overflows, the product may not
+    {R} h = exp(a.x * ({R})0.5);
+    return ({C})((h * cos(a.y)) * h, (h * sin(a.y)) * h);
+  }}
   {R} e = exp(a.x); return ({C})(e * cos(a.y), e * sin(a.y));
 }}
 inline {C} {P}_expm1({C} a) {{
+  if (!{P}_fin(a)) {{ {C} e = {P}_exp(a); return ({C})(e.x - 1, e.y); }}
+  if (a.y == 0) return ({C})(expm1(a.x) + 0, a.y);   // +0 for -0 + 0j (Array API)
   {R} s = sin(a.y * ({R})0.5);
+  if (a.x > {OVF}) {{ {C} e = {P}_exp(a); return ({C})(e.x - 1, e.y); }}
   return ({C})(expm1(a.x) * cos(a.y) - 2 * s * s, exp(a.x) * sin(a.y));
 }}
 inline {C} {P}_log({C} a) {{ return ({C})(log(hypot(a.x, a.y)), atan2(a.y, a.x)); }}
@@ -134,11 +151,55 @@ inline {C} {P}_sqrt({C} a) {{
   if (a.x >= 0) return ({C})(t, a.y / (2 * t));
   return ({C})(fabs(a.y) / (2 * t), copysign(t, a.y));
 }}
-inline {C} {P}_sin({C} a) {{ return ({C})(sin(a.x) * cosh(a.y), cos(a.x) * sinh(a.y)); }}
-inline {C} {P}_cos({C} a) {{ return ({C})(cos(a.x) * cosh(a.y), -sin(a.x) * sinh(a.y)); }}
-inline {C} {P}_sinh({C} a) {{ return ({C})(sinh(a.x) * cos(a.y), cosh(a.x) * sin(a.y)); }}
-inline {C} {P}_cosh({C} a) {{ return ({C})(cosh(a.x) * cos(a.y), sinh(a.x) * sin(a.y)); }}
-inline {C} {P}_tanh({C} a) {{
+// sinh(+-inf + i inf) is +inf + NaN j and sin(+-inf +- i inf) is NaN + inf j in glibc
+// and NumPy (signs unspecified by C99): ``for_sin`` picks the latter for sin's rotation
+inline {C} {P}_sinh_k({C} a, int for_sin) {{
+  {R} x = a.x, y = a.y;
+  if ({P}_fin(a)) {{
+    if (y == 0) return ({C})(sinh(x), y);
+    if (fabs(x) < {OVF}) return ({C})(sinh(x) * cos(y), cosh(x) * sin(y));
+    {R} h = exp(fabs(x) * ({R})0.5), re = (({R})0.5 * h * cos(y)) * h;
+    return ({C})(x < 0 ? -re : re, (({R})0.5 * h * sin(y)) * h);
+  }}
+  if (x == 0) return ({C})(x, y - y);                       // +-0 + NaN j
+  if (y == 0) return ({C})(x, y);                           // +-inf + 0j, NaN + 0j
+  if (x - x == 0) return ({C})(y - y, y - y);               // finite x: NaN + NaN j
+  if ({P}_inf(x)) {{
+    if (y - y != 0) return ({C})(for_sin ? -INFINITY : INFINITY, y - y);  // inf + NaN j
+    return ({C})(x * cos(y), INFINITY * sin(y));            // +-inf cis(y)
+  }}
+  return ({C})(x, x);                                       // NaN + NaN j
+}}
+inline {C} {P}_cosh({C} a) {{
+  {R} x = a.x, y = a.y;
+  if ({P}_fin(a)) {{
+    if (y == 0) return ({C})(cosh(x), x * y);
+    if (fabs(x) < {OVF}) return ({C})(cosh(x) * cos(y), sinh(x) * sin(y));
+    {R} h = exp(fabs(x) * ({R})0.5), im = (({R})0.5 * h * sin(y)) * h;
+    return ({C})((({R})0.5 * h * cos(y)) * h, x < 0 ? -im : im);
+  }}
+  if (x - x == 0) return ({C})(y - y, x == 0 ? ({R})0 : y - y);  // NaN + 0j / NaN + NaN j
+  if ({P}_inf(x)) {{
+    if (y == 0) return ({C})(INFINITY, x < 0 ? -y : y);     // inf + 0j
+    if (y - y != 0) return ({C})(INFINITY, y - y);          // inf + NaN j
+    return ({C})(INFINITY * cos(y), x * sin(y));            // inf cis(y)
+  }}
+  return ({C})(x, y == 0 ? y : x);                          // NaN + 0j, NaN + NaN j
+}}
+// sin z = -i sinh(iz), cos z = cosh(iz): the special values follow (C99 G.6)
+inline {C} {P}_sinh({C} a) {{ return {P}_sinh_k(a, 0); }}
+inline {C} {P}_sin({C} a) {{ {C} w = {P}_sinh_k(({C})(-a.y, a.x), 1); return ({C})(w.y, -w.x); }}
+inline {C} {P}_cos({C} a) {{ return {P}_cosh(({C})(-a.y, a.x)); }}
+// tanh(+-inf + iy) is +-1 + 0j with the sign of y (Array API); C99 (and tan through
+// tan z = -i tanh(iz), as in NumPy) has the sign of sin(2y): ``c99`` selects it
+inline {C} {P}_tanh_k({C} a, int c99) {{
+  if (!{P}_fin(a)) {{
+    if ({P}_inf(a.x)) return ({C})(copysign(({R})1, a.x),
+        copysign(({R})0, c99 && a.y - a.y == 0 ? sin(a.y) * cos(a.y) : a.y));
+    if (a.y == 0) return a;                                 // NaN + 0j
+    {R} n = a.x + (a.y - a.y);                              // NaN
+    return ({C})(a.x == 0 ? a.x : n, n);                    // +-0 + NaN j, NaN + NaN j
+  }}
   if (fabs(a.x) > {TANH_CUT}) {{
     {R} e = exp(-2 * fabs(a.x));
     return ({C})(copysign(({R})1, a.x), 4 * sin(a.y) * cos(a.y) * e);
@@ -147,24 +208,67 @@ inline {C} {P}_tanh({C} a) {{
   {R} den = 1 + beta * s * s;
   return ({C})(beta * rho * s / den, t / den);
 }}
-inline {C} {P}_tan({C} a) {{ {C} w = {P}_tanh(({C})(-a.y, a.x)); return ({C})(w.y, -w.x); }}
+inline {C} {P}_tanh({C} a) {{ return {P}_tanh_k(a, 0); }}
+inline {C} {P}_tan({C} a) {{ {C} w = {P}_tanh_k(({C})(-a.y, a.x), 1); return ({C})(w.y, -w.x); }}
+// inverse functions: Kahan's formulas for finite z, C99's values otherwise
+inline {C} {P}_asinh({C} z) {{
+  {R} x = z.x, y = z.y;
+  if ({P}_fin(z)) {{                                         // -i asin(iz) (Kahan)
+    {C} s1 = {P}_sqrt(({C})(1 + y, -x)), s2 = {P}_sqrt(({C})(1 - y, x));
+    return ({C})(asinh(s1.x * s2.y - s1.y * s2.x), -atan2(-y, s1.x * s2.x - s1.y * s2.y));
+  }}
+  if ({P}_inf(y)) return ({C})(copysign(({R})INFINITY, x),
+                               x != x ? x : copysign(x - x == 0 ? {PI_2} : {PI_4}, y));
+  if (x != x) return ({C})(x, y == 0 ? y : x);              // NaN + 0j, NaN + NaN j
+  if ({P}_inf(x)) return ({C})(x, y == y ? copysign(({R})0, y) : y);
+  return ({C})(y, y);                                       // finite x, NaN y
+}}
 inline {C} {P}_asin({C} z) {{
-  {C} s1 = {P}_sqrt(({C})(1 - z.x, -z.y)), s2 = {P}_sqrt(({C})(1 + z.x, z.y));
-  return ({C})(atan2(z.x, s1.x * s2.x - s1.y * s2.y), asinh(s1.x * s2.y - s1.y * s2.x));
+  if ({P}_fin(z)) {{
+    {C} s1 = {P}_sqrt(({C})(1 - z.x, -z.y)), s2 = {P}_sqrt(({C})(1 + z.x, z.y));
+    return ({C})(atan2(z.x, s1.x * s2.x - s1.y * s2.y), asinh(s1.x * s2.y - s1.y * s2.x));
+  }}
+  {C} w = {P}_asinh(({C})(-z.y, z.x)); return ({C})(w.y, -w.x);
 }}
 inline {C} {P}_acos({C} z) {{
-  {C} s1 = {P}_sqrt(({C})(1 - z.x, -z.y)), s2 = {P}_sqrt(({C})(1 + z.x, z.y));
-  return ({C})(2 * atan2(s1.x, s2.x), asinh(s2.x * s1.y - s2.y * s1.x));
+  if ({P}_fin(z)) {{
+    {C} s1 = {P}_sqrt(({C})(1 - z.x, -z.y)), s2 = {P}_sqrt(({C})(1 + z.x, z.y));
+    return ({C})(2 * atan2(s1.x, s2.x), asinh(s2.x * s1.y - s2.y * s1.x));
+  }}
+  {C} w = {P}_asin(z);                                      // pi/2 - asin z
+  return ({C})({PI_2} - w.x + 0, -w.y);
 }}
 inline {C} {P}_acosh({C} z) {{
-  {C} s1 = {P}_sqrt(({C})(z.x - 1, z.y)), s2 = {P}_sqrt(({C})(z.x + 1, z.y));
-  return ({C})(asinh(s1.x * s2.x + s1.y * s2.y), 2 * atan2(s1.y, s2.x));
+  {R} x = z.x, y = z.y;
+  if ({P}_fin(z)) {{
+    {C} s1 = {P}_sqrt(({C})(x - 1, y)), s2 = {P}_sqrt(({C})(x + 1, y));
+    return ({C})(asinh(s1.x * s2.x + s1.y * s2.y), 2 * atan2(s1.y, s2.x));
+  }}
+  if ({P}_inf(y)) return ({C})(INFINITY, x != x ? x :
+      copysign({P}_inf(x) ? (x < 0 ? {PI3_4} : {PI_4}) : {PI_2}, y));
+  if ({P}_inf(x)) return ({C})(INFINITY, y != y ? y : copysign(x < 0 ? {PI} : 0, y));
+  return ({C})(x + y, x == 0 ? {PI_2} : x + y);             // NaN + pi/2 j, NaN + NaN j
 }}
-inline {C} {P}_asinh({C} z) {{ {C} w = {P}_asin(({C})(-z.y, z.x)); return ({C})(w.y, -w.x); }}
 inline {C} {P}_atanh({C} z) {{
-  {R} x = z.x, y = z.y, u = 1 - x;
-  return ({C})(({R})0.25 * log1p(4 * x / (u * u + y * y)),
-               ({R})0.5 * atan2(2 * y, u * (1 + x) - y * y));
+  {R} x = z.x, y = z.y;
+  if ({P}_fin(z)) {{
+    {R} ax = fabs(x), ay = fabs(y);
+    if (ax > {BIG} || ay > {BIG}) {{                          // atanh z ~ 1/z + i pi/2
+      {R} h = hypot(x * ({R})0.5, y * ({R})0.5);
+      return ({C})(ay <= 1 ? 1 / x : (ax <= 1 ? x / y / y : x / h / h / 4),
+                   copysign({PI_2}, y));
+    }}
+    {R} u = 1 - x, y2 = y * y, d = u * u + y2, n = (1 + x) * (1 + x) + y2, re;
+    if (ax == 1 && y2 == 0 && y != 0)                       // y*y underflows
+      re = copysign(({R})0.5, x) * ({LN2} - log(ay));
+    else if (n < ({R})0.5 * d) re = ({R})0.25 * log(n / d);  // log1p would cancel
+    else re = ({R})0.25 * log1p(4 * x / d);
+    return ({C})(re, ({R})0.5 * atan2(2 * y, u * (1 + x) - y2));
+  }}
+  if ({P}_inf(y)) return ({C})(copysign(({R})0, x), copysign({PI_2}, y));
+  if ({P}_inf(x) || x == 0)
+    return ({C})(copysign(({R})0, x), y == y ? copysign({PI_2}, y) : y);
+  return ({C})(x != x ? x : y, x != x ? x : y);             // NaN + NaN j
 }}
 inline {C} {P}_atan({C} z) {{ {C} w = {P}_atanh(({C})(-z.y, z.x)); return ({C})(w.y, -w.x); }}
 inline {C} {P}_pow({C} a, {C} b) {{
@@ -189,6 +293,13 @@ inline {C} {P}_sign({C} a) {{
 """
 
 
+_CONSTS = {"PI": "3.14159265358979323846264338327950288",
+           "PI_2": "1.57079632679489661923132169163975144",
+           "PI_4": "0.785398163397448309615660845819875721",
+           "PI3_4": "2.35619449019234492884698253745962716",
+           "LN2": "0.693147180559945309417232121458176568"}
+
+
 @lru_cache(maxsize=None)
 def helpers(t: CType) -> str:
     """The helper functions kernels of dtype ``t`` may call (empty for most)."""
@@ -199,6 +310,9 @@ def helpers(t: CType) -> str:
     if t.kind == "f":
         return _FLOAT.format(R=t.comp, K=t.key)
     if t.kind == "c":
-        cut = "9" if t.real == "float" else "22"
-        return _COMPLEX.format(C=t.c, R=t.real, P=t.key, TANH_CUT=cut)
+        single = t.real == "float"
+        k = {n: f"(({t.real}){v})" for n, v in _CONSTS.items()}
+        return _COMPLEX.format(C=t.c, R=t.real, P=t.key, TANH_CUT="9" if single else "22",
+                               OVF="88" if single else "709",
+                               BIG="1.34e8" if single else "7.2e16", **k)
     return ""

@@ -51,17 +51,16 @@ from .core.ops.reduction import (all, amax, amin, aminmax, any, argmax, argmin, 
                                  cumprod, cumsum, cumulative_prod, cumulative_sum, logsumexp,
                                  max, mean, min, nanmean, nansum, norm, prod, std, std_mean,
                                  sum, var, var_mean)
-from .core.ops.shape import (broadcast_arrays, broadcast_tensors, broadcast_to, cat, chunk,
-                             concat, concatenate, diag, diag_embed, diagonal, expand_dims,
-                             flatten, flip, fliplr, flipud, hstack, matrix_transpose, moveaxis,
-                             movedim, narrow, permute, permute_dims, repeat, repeat_interleave,
-                             reshape, roll, select, split, squeeze, stack, swapaxes, swapdims,
-                             t, tensor_split, tile, transpose, unbind, unflatten, unsqueeze,
-                             unstack, vstack)
-from .core.ops.indexing import (count_nonzero, gather, index_select, masked_fill,
-                                masked_select, scatter, scatter_add, take, take_along_axis,
-                                take_along_dim)
-from .core.ops.indexing import nonzero as _nonzero_tuple, nonzero_torch as _nonzero_torch
+from .core.ops.shape import (broadcast_arrays, broadcast_tensors, broadcast_to, diag, diag_embed,
+                             diagonal, expand_dims, flatten, flip, fliplr, flipud,
+                             matrix_transpose, moveaxis, movedim, permute, permute_dims, reshape,
+                             roll, squeeze, swapaxes, swapdims, t, transpose, unflatten,
+                             unsqueeze)
+from .core.ops.join import (cat, chunk, concat, concatenate, hstack, narrow, repeat,
+                            repeat_interleave, select, split, stack, tensor_split, tile, unbind,
+                            unstack, vstack)
+from .core.ops.gather import count_nonzero, gather, index_select, masked_fill, masked_select, scatter, scatter_add, take, take_along_axis, take_along_dim
+from .core.ops.gather import nonzero as _nonzero_tuple, nonzero_torch as _nonzero_torch
 from .core.ops.sorting import (argsort, bucketize, kthvalue, median, msort, quantile,
                                searchsorted, sort, topk, unique, unique_all, unique_counts,
                                unique_inverse, unique_values)

@@ -9,8 +9,8 @@ from typing import Any, Callable
 
 from .graph import no_grad_ctx
 from .tensor import Tensor
-from .ops import (composite, conversion, creation, elementwise as ew, indexing, linalg_ops,
-                  random as rnd, reduction as red, shape as sh, sorting, ternary)
+from .ops import (composite, conversion, creation, elementwise as ew, gather, indexing, join,
+                  linalg_ops, random as rnd, reduction as red, shape as sh, sorting, ternary)
 
 _SCALARS = (bool, int, float, complex)
 
@@ -263,7 +263,7 @@ def var_method(self: Tensor, dim: Any = None, unbiased: Any = None, keepdim: boo
 
 
 def nonzero_method(self: Tensor, *, as_tuple: bool = False) -> Any:
-    return indexing.nonzero_torch(self, as_tuple=as_tuple)
+    return gather.nonzero_torch(self, as_tuple=as_tuple)
 
 
 def round_method(self: Tensor, decimals: int = 0) -> Tensor:
@@ -331,8 +331,8 @@ def _bind_methods() -> None:
     T.clamp = T.clip = ternary.clamp
     T.clamp_ = T.clip_ = _inplace_from(ternary.clamp, "clamp")
     T.where = where_method
-    T.masked_fill = indexing.masked_fill
-    T.masked_fill_ = _inplace_from(indexing.masked_fill, "masked_fill")
+    T.masked_fill = gather.masked_fill
+    T.masked_fill_ = _inplace_from(gather.masked_fill, "masked_fill")
     T.lerp_ = _inplace_from(composite.lerp, "lerp")
     # reductions
     for name in ("sum", "prod", "mean", "amax", "amin", "argmax", "argmin", "all", "any",
@@ -341,17 +341,19 @@ def _bind_methods() -> None:
         setattr(T, name, getattr(red, name))
     T.cumsum_ = _inplace_from(red.cumsum, "cumsum")
     T.max, T.min, T.std, T.var = max_method, min_method, std_method, var_method
-    T.count_nonzero = indexing.count_nonzero
+    T.count_nonzero = gather.count_nonzero
     # shape
     for name in ("reshape", "view", "flatten", "unflatten", "permute", "transpose", "swapaxes",
                  "swapdims", "t", "moveaxis", "movedim", "unsqueeze", "expand", "expand_as",
                  "broadcast_to", "contiguous", "clone", "flip", "fliplr", "flipud", "roll",
-                 "split", "chunk", "tensor_split", "unbind", "narrow", "select", "tile",
-                 "repeat_interleave", "diagonal", "diag", "diag_embed"):
+                 "diagonal", "diag", "diag_embed"):
         setattr(T, name, getattr(sh, name))
+    for name in ("split", "chunk", "tensor_split", "unbind", "narrow", "select", "tile",
+                 "repeat_interleave"):
+        setattr(T, name, getattr(join, name))
     T.t_ = _t_inplace
     T.squeeze = squeeze_method
-    T.repeat = sh.repeat_tensor
+    T.repeat = join.repeat_tensor
     T.view_as = lambda self, other: sh.view(self, other.shape)
     T.reshape_as = lambda self, other: sh.reshape(self, other.shape)
     T.tril, T.triu = creation.tril, creation.triu
@@ -360,11 +362,11 @@ def _bind_methods() -> None:
     # indexing
     for name in ("gather", "scatter", "scatter_add", "index_select", "take", "masked_select",
                  "take_along_dim"):
-        setattr(T, name, getattr(indexing, name))
-    T.scatter_ = _inplace_from(indexing.scatter, "scatter")
-    T.scatter_add_ = _inplace_from(indexing.scatter_add, "scatter_add")
+        setattr(T, name, getattr(gather, name))
+    T.scatter_ = _inplace_from(gather.scatter, "scatter")
+    T.scatter_add_ = _inplace_from(gather.scatter_add, "scatter_add")
     T.nonzero = nonzero_method
-    T.argwhere = lambda self: indexing.nonzero_torch(self)
+    T.argwhere = lambda self: gather.nonzero_torch(self)
     # sorting
     T.sort, T.argsort = sort_method, argsort_method
     for name in ("topk", "kthvalue", "median", "quantile", "unique", "msort"):

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.ops.creation import tensor as _tensor
 from ..core.ops.random import Generator
-from ..core.ops.shape import stack
+from ..core.ops.join import stack
 from ..core.tensor import Tensor
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler

@@ -123,7 +123,7 @@ def _flat(t: Tensor) -> Tensor:
 
 
 def _cat(ts: Sequence[Tensor]) -> Tensor:
-    from ..core.ops.shape import cat
+    from ..core.ops.join import cat
     with no_grad_ctx():
         return cat([_flat(t) for t in ts])
 

@@ -111,7 +111,7 @@ def test_diagonal_and_diag(device):
 
 
 def test_pad(device):
-    from omnitensor.core.ops.shape import pad_constant
+    from omnitensor.core.ops.join import pad_constant
     t = ot.tensor(A, device=device)
     assert_close(pad_constant(t, [(0, 0), (1, 2), (2, 0)], 7),
                  np.pad(A, [(0, 0), (1, 2), (2, 0)], constant_values=7))

@@ -77,7 +77,7 @@ def trace(x: Tensor) -> Tensor:
 def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
          append: Any = None) -> Tensor:
     """n-th forward difference along ``axis`` (Array API / NumPy)."""
-    from .shape import cat
+    from .join import cat
     if prepend is not None or append is not None:
         parts = [p for p in (prepend, x, append) if p is not None]
         x = cat([p if isinstance(p, Tensor) else x.new_full((1,) * x.ndim, p)
@@ -93,7 +93,7 @@ def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
 
 def cross(a: Tensor, b: Tensor, dim: int = -1) -> Tensor:
     """Cross product of 3-vectors along ``dim``."""
-    from .shape import stack
+    from .join import stack
     a0, a1, a2 = a.unbind(dim)
     b0, b1, b2 = b.unbind(dim)
     return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)

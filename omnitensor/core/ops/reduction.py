@@ -141,7 +141,7 @@ def _prod_backward(node: Any, g: Tensor) -> tuple:
 
 
 def cat_(ts: list, dim: int) -> Tensor:
-    from .shape import cat
+    from .join import cat
     return cat(ts, dim)
 
 
@@ -200,7 +200,7 @@ def _select_backward(node: Any, g: Tensor) -> tuple:
     if not node.keep:
         g, idx = g.unsqueeze(node.dim), idx.unsqueeze(node.dim)
     from .creation import zeros
-    from .indexing import scatter
+    from .gather import scatter
     return (scatter(zeros(node.shape, dtype=g.dtype, device=g.device), node.dim, idx, g),)
 
 
@@ -375,7 +375,7 @@ def _cumprod_backward(node: Any, g: Tensor) -> tuple:
 
 def _cumprod_backward_with_zeros(x: Tensor, g: Tensor, a: int) -> Tensor:
     """O(n^2) in the axis length but exact when x has zeros (as torch's fallback)."""
-    from .shape import stack
+    from .join import stack
     n = x.shape[a]
     cols = []
     for i in range(n):
@@ -420,7 +420,7 @@ def _array_api_cumulative(name: str, x: Tensor, axis: Any, dtype: Any,
         x._dtype if x._dtype.kind in "fc" else _sum_dtype(x._dtype))
     out = _cumulative("cumsum" if name == "cumulative_sum" else "cumprod", x, a, d)
     if include_initial:
-        from .shape import pad_constant
+        from .join import pad_constant
         widths = [(1 if i == a else 0, 0) for i in range(x.ndim)]
         out = pad_constant(out, widths, 0 if name == "cumulative_sum" else 1)
     return out

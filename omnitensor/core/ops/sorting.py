@@ -47,7 +47,7 @@ def argsort(x: Tensor, /, dim: int = -1, descending: bool = False, stable: bool 
 
 def _sorted_values(x: Tensor, a: int, descending: bool, stable: bool) -> tuple[Tensor, Tensor]:
     idx = argsort(x, a, descending, stable)
-    from .indexing import gather
+    from .gather import gather
     return gather(x, a, idx), idx
 
 
@@ -105,7 +105,7 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     if x.ndim == 0:
         return sort_torch(x)
     idx = argsort(x, a, descending=largest, stable=True).narrow(a, 0, k)
-    from .indexing import gather
+    from .gather import gather
     return ValuesIndices(gather(x, a, idx), idx)
 
 
@@ -151,7 +151,7 @@ def quantile(x: Tensor, q: Any, dim: int | None = None, keepdim: bool = False,
         outs.append(r if keepdim else r.squeeze(a))
     if isinstance(q, (int, float)):
         return outs[0]
-    from .shape import stack
+    from .join import stack
     return stack(outs, 0)
 
 
@@ -168,7 +168,7 @@ def searchsorted(x1: Tensor, x2: Any, /, *, side: str = "left", sorter: Tensor |
         from .creation import tensor
         x2 = tensor(x2, device=x1.device)
     if sorter is not None:
-        from .indexing import gather, take
+        from .gather import gather, take
         x1 = take(x1, sorter) if x1.ndim == 1 else gather(x1, -1, sorter)
     if x1.ndim > 1 and x1.shape[:-1] != x2.shape[:-1]:
         raise ShapeError(f"searchsorted: leading dims of the sorted sequence {x1.shape[:-1]} "
@@ -224,9 +224,9 @@ def _unique_core(x: Tensor) -> UniqueAll:
             e = zeros(0, dtype=_dt.int64, device=x.device)
             return UniqueAll(flat.clone(), e, e.reshape(x.shape), e)
         order = argsort(flat, 0, stable=True)
-        from .indexing import gather, nonzero, scatter
+        from .gather import gather, nonzero, scatter
         sv = gather(flat, 0, order)
-        from .shape import cat
+        from .join import cat
         first = cat([(sv[:1] == sv[:1]) | True, sv[1:] != sv[:-1]])
         starts = nonzero(first)[0]
         values = gather(sv, 0, starts)

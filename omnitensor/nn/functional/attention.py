@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...core.ops.creation import zeros
-from ...core.ops.shape import cat
+from ...core.ops.join import cat
 from ...core.tensor import Tensor
 from ._utils import INDEX_CACHE
 from .activation import softmax

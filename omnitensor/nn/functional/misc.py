@@ -9,7 +9,7 @@ from ...core import dtypes as _dt
 from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.ops.creation import arange, zeros
 from ...core.ops.random import Generator, rand
-from ...core.ops.shape import pad_constant
+from ...core.ops.join import pad_constant
 from ...core.tensor import Tensor
 from ._utils import INDEX_CACHE
 

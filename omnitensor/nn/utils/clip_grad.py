@@ -6,7 +6,7 @@ from typing import Iterable
 
 from ...core.graph import no_grad_ctx
 from ...core.ops.creation import tensor
-from ...core.ops.shape import stack
+from ...core.ops.join import stack
 from ...core.tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]

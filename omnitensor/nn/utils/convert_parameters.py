@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ...core.graph import no_grad_ctx
-from ...core.ops.shape import cat
+from ...core.ops.join import cat
 from ...core.tensor import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]

@@ -1,0 +1,192 @@
+"""Gather and scatter along one axis (torch's gather/scatter/index_select/take...),
+masks and nonzero. Built on the ``gather_nd``/``scatter_nd`` primitives, with the index
+bounds checked once here."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import ShapeError
+from .. import dtypes as _dt
+from ..graph import needs_grad, no_grad_ctx, record
+from ..shape_util import broadcast_shapes, normalize_axis
+from ..tensor import Tensor, _make
+from .indexing import _checked_indices, _scalar_of, getitem
+
+# ------------------------------------------------------------- gather and scatter
+def _dim_indices(x_shape: tuple, dim: int, index: Tensor) -> tuple:
+    """Full per-axis index arrays for torch's gather/scatter along ``dim``."""
+    be = index._device.backend
+    shape = index.shape
+    idx = []
+    for d in range(len(shape)):
+        if d == dim:
+            idx.append(index._data)
+        else:
+            r = be.arange(0, 1, shape[d], np.dtype(np.int64), index._device.index)
+            r = be.reshape(r, tuple(shape[d] if i == d else 1 for i in range(len(shape))))
+            idx.append(be.broadcast_to(r, shape))
+    return tuple(idx)
+
+
+def _check_gather(op: str, x: Tensor, dim: int, index: Tensor) -> tuple[int, Tensor]:
+    if not isinstance(index, Tensor) or index._dtype.kind not in "iu":
+        raise _dt.DTypeError(f"{op}(): Expected dtype int64 for index")
+    if index._device is not x._device:
+        from ...errors import DeviceMismatchError, mismatch_message
+        raise DeviceMismatchError(mismatch_message(op, x.device, index.device))
+    d = normalize_axis(dim, x.ndim)
+    if index.ndim != x.ndim:
+        raise ShapeError(f"{op}: index tensor must have the same number of dimensions as "
+                         f"input tensor ({index.ndim} vs {x.ndim})")
+    for i, (a, b) in enumerate(zip(index.shape, x.shape)):
+        if i != d and a > b:
+            raise ShapeError(f"{op}: size of index {index.shape} exceeds input {x.shape} at "
+                             f"dimension {i}")
+    return d, _checked_indices(index, x.shape[d], d)
+
+
+def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """``out[i][j] = x[index[i][j]][j]`` for dim 0 (torch's gather)."""
+    d, index = _check_gather("gather", x, dim, index)
+    be = x._device.backend
+    data = be.gather_nd(x._data, _dim_indices(x.shape, d, index))
+    out = _make(data, x._device, x._dtype)
+    if needs_grad(x):
+        record("GatherBackward0", _gather_backward, out, (x,), (index,), dim=d, shape=x.shape)
+    return out
+
+
+def _gather_backward(node: Any, g: Tensor) -> tuple:
+    (index,) = node.saved_tensors
+    from .creation import zeros
+    base = zeros(node.shape, dtype=g.dtype, device=g.device)
+    return (scatter_add(base, node.dim, index, g),)
+
+
+def _scatter(x: Tensor, dim: int, index: Tensor, src: Any, accumulate: bool,
+             name: str) -> Tensor:
+    d, index = _check_gather(name, x, dim, index)
+    be = x._device.backend
+    with no_grad_ctx():
+        out = x.clone()
+        if isinstance(src, Tensor):
+            sd = src._data if src._dtype is x._dtype else be.astype(src._data, x._dtype.np)
+            if src.shape != index.shape:
+                sd = be.index(sd, tuple(slice(0, n, 1) for n in index.shape))
+        else:
+            sd = be.broadcast_to(be.full((), _scalar_of(x, src), x._dtype.np, x._device.index),
+                                 index.shape)
+        be.scatter_nd(out._data, _dim_indices(x.shape, d, index), sd, accumulate)
+    if needs_grad(x, src):
+        record("ScatterAddBackward0" if accumulate else "ScatterBackward0", _scatter_backward,
+               out, (x, src if isinstance(src, Tensor) else None), (index,), dim=d,
+               accumulate=accumulate, src_shape=getattr(src, "shape", None))
+    return out
+
+
+def _scatter_backward(node: Any, g: Tensor) -> tuple:
+    (index,) = node.saved_tensors
+    gx = gs = None
+    if node.needs_input_grad[0]:
+        gx = g if node.accumulate else scatter(g, node.dim, index, 0)
+    if node.needs_input_grad[1]:
+        gs = gather(g, node.dim, index)
+        if gs.shape != node.src_shape:
+            from .join import pad_constant
+            gs = pad_constant(gs, [(0, s - n) for s, n in zip(node.src_shape, gs.shape)])
+    return gx, gs
+
+
+def scatter(x: Tensor, dim: int, index: Tensor, src: Any) -> Tensor:
+    """Out of place: ``out[index[i][j]][j] = src[i][j]`` for dim 0 (torch)."""
+    return _scatter(x, dim, index, src, False, "scatter")
+
+
+def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """Out of place: ``out[index[i][j]][j] += src[i][j]`` (duplicates summed)."""
+    return _scatter(x, dim, index, src, True, "scatter_add")
+
+
+def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """Entries of ``x`` at the 1-D ``index`` along ``dim``."""
+    if index.ndim > 1:
+        raise ShapeError(f"index_select: index must be 1-D, got {index.ndim}-D")
+    d = normalize_axis(dim, x.ndim)
+    return getitem(x, (slice(None),) * d + (index.reshape(-1),))
+
+
+def take(x: Tensor, indices: Any, /, *, axis: int | None = None) -> Tensor:
+    """Elements at ``indices`` along ``axis`` (of the flattened tensor when None)."""
+    if not isinstance(indices, Tensor):
+        from .creation import tensor
+        indices = tensor(indices, device=x.device)
+    if axis is None:
+        return getitem(x.reshape(-1), (indices,))
+    d = normalize_axis(axis, x.ndim)
+    return getitem(x, (slice(None),) * d + (indices,))
+
+
+def take_along_axis(x: Tensor, indices: Tensor, /, axis: int = -1) -> Tensor:
+    """Array API / NumPy ``take_along_axis`` (non-axis dims broadcast)."""
+    d = normalize_axis(axis, x.ndim)
+    if indices.ndim != x.ndim:
+        raise ShapeError(f"take_along_axis: indices must have {x.ndim} dims, got "
+                         f"{indices.ndim}")
+    # broadcast every axis but ``axis`` itself
+    others = broadcast_shapes(tuple(1 if i == d else n for i, n in enumerate(x.shape)),
+                              tuple(1 if i == d else n for i, n in enumerate(indices.shape)))
+    shape_x = tuple(x.shape[i] if i == d else n for i, n in enumerate(others))
+    shape_i = tuple(indices.shape[i] if i == d else n for i, n in enumerate(others))
+    return gather(x.broadcast_to(shape_x), d, indices.broadcast_to(shape_i))
+
+
+def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    if dim is None:
+        return take(x, indices.reshape(-1))
+    return take_along_axis(x, indices, dim)
+
+
+def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """``value`` where ``mask`` else x (x's dtype kept)."""
+    from .elementwise import where
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise ShapeError("masked_fill only supports a 0-dimensional value tensor")
+        if not needs_grad(value):
+            value = value.item()
+    if isinstance(value, (bool, int, float, complex)):
+        value = _scalar_of(x, value)
+    out = where(mask, value, x)
+    return out if out._dtype is x._dtype else out.to(x._dtype)
+
+
+def masked_select(x: Tensor, mask: Tensor) -> Tensor:
+    """The 1-D tensor of x's elements where ``mask`` (broadcast) is True."""
+    shape = broadcast_shapes(x.shape, mask.shape)
+    return getitem(x.broadcast_to(shape), (mask.broadcast_to(shape),))
+
+
+def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
+    """Array API ``nonzero``: a tuple of int64 index tensors, one per axis."""
+    if x.ndim == 0:
+        raise ValueError("nonzero is not defined for 0-d tensors; use x.reshape(1)")
+    coords = x._device.backend.nonzero(x._data)
+    return tuple(_make(c, x._device, _dt.int64) for c in coords)
+
+
+def nonzero_torch(x: Tensor, *, as_tuple: bool = False) -> Any:
+    """torch's ``nonzero``: an (N, ndim) int64 tensor, or a tuple with ``as_tuple``."""
+    if as_tuple:
+        return nonzero(x) if x.ndim else nonzero(x.reshape(1))
+    from .join import stack
+    if x.ndim == 0:
+        from .creation import zeros
+        return zeros((1 if x.item() else 0, 0), dtype=_dt.int64, device=x.device)
+    return stack(nonzero(x), 1)
+
+
+def count_nonzero(x: Tensor, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """Number of non-zero elements (int64)."""
+    return (x != 0).sum(axis=axis, keepdims=keepdims)

@@ -1,0 +1,256 @@
+"""Joining and splitting: cat/stack, split/chunk/unbind (views), repeat/tile, padding."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ...errors import ShapeError
+from .. import dtypes as _dt
+from ..graph import needs_grad, record
+from ..shape_util import normalize_axis
+from ..tensor import Tensor, _make
+from .elementwise import _backend_failure, _mixed_devices
+from .shape import _shape_args, unsqueeze
+
+# -------------------------------------------------------------------- join / split
+def _promote_all(tensors: Sequence[Tensor], op: str) -> tuple[_dt.DType, Any]:
+    if not tensors:
+        raise ValueError(f"{op}: expected a non-empty sequence of tensors")
+    d = tensors[0]._dtype
+    dev = tensors[0]._device
+    for t in tensors[1:]:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: expected Tensors, got {type(t).__name__}")
+        d = _dt.promote_types(d, t._dtype)
+        if t._device is not dev:
+            _mixed_devices(op, tensors[0], t)
+    return d, dev
+
+
+_UNSET: Any = object()
+
+
+def cat(tensors: Sequence[Tensor], dim: int | None = 0, *, axis: Any = _UNSET) -> Tensor:
+    """Join tensors along an existing axis (dtypes promote; ``axis=None`` flattens)."""
+    tensors = list(tensors)
+    if axis is not _UNSET:
+        dim = axis
+    if not tensors:
+        raise ValueError("cat: expected a non-empty sequence of tensors")
+    if dim is None:
+        tensors = [t.reshape(-1) for t in tensors]
+        dim = 0
+    d, dev = _promote_all(tensors, "cat")
+    ref = tensors[0]
+    if ref.ndim == 0:
+        raise ShapeError("cat: zero-dimensional tensors cannot be concatenated; use stack")
+    a = normalize_axis(dim, ref.ndim)
+    for t in tensors[1:]:
+        if t.ndim != ref.ndim or any(p != q for i, (p, q) in enumerate(zip(t.shape, ref.shape))
+                                     if i != a):
+            raise ShapeError(f"cat: sizes must match except in dimension {a}; got "
+                             f"{ref.shape} and {t.shape}")
+    be = dev.backend
+    datas = [t._data if t._dtype is d else be.astype(t._data, d.np) for t in tensors]
+    try:
+        data = be.concat(datas, a)
+    except Exception as e:  # noqa: BLE001
+        raise _backend_failure("cat", dev, e) from None
+    out = _make(data, dev, d)
+    if needs_grad(*tensors):
+        sizes = [t.shape[a] for t in tensors]
+        record("CatBackward0", _cat_backward, out, tuple(tensors), axis=a, sizes=sizes)
+    return out
+
+
+def _cat_backward(node: Any, g: Tensor) -> tuple:
+    out, start = [], 0
+    for n, need in zip(node.sizes, node.needs_input_grad):
+        out.append(g.narrow(node.axis, start, n) if need else None)
+        start += n
+    return tuple(out)
+
+
+concat = cat
+concatenate = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: Any = None) -> Tensor:
+    """Join same-shape tensors along a new axis."""
+    tensors = list(tensors)
+    if axis is not None:
+        dim = axis
+    if not tensors:
+        raise ValueError("stack: expected a non-empty sequence of tensors")
+    shape = tensors[0].shape
+    for t in tensors[1:]:
+        if t.shape != shape:
+            raise ShapeError(f"stack expects each tensor to be equal size, but got {shape} "
+                             f"and {t.shape}")
+    a = normalize_axis(dim, len(shape) + 1)
+    return cat([unsqueeze(t, a) for t in tensors], a)
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    tensors = [t.reshape(1) if t.ndim == 0 else t for t in tensors]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in tensors], 0)
+
+
+def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """Elements ``start .. start+length`` along ``dim`` (a view)."""
+    a = normalize_axis(dim, x.ndim)
+    n = x.shape[a]
+    if start < 0:
+        start += n
+    if not (0 <= start and start + length <= n and length >= 0):
+        raise IndexError(f"narrow: start {start} + length {length} exceeds dimension size "
+                         f"{n}")
+    key = (slice(None),) * a + (slice(start, start + length),)
+    return x[key]
+
+
+def select(x: Tensor, dim: int, index: int) -> Tensor:
+    """The slice at ``index`` along ``dim`` (that axis removed; a view)."""
+    a = normalize_axis(dim, x.ndim)
+    return x[(slice(None),) * a + (index,)]
+
+
+def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """torch's split: pieces of ``split_size`` (last may be smaller) or of given sizes."""
+    a = normalize_axis(dim, x.ndim)
+    n = x.shape[a]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0:
+            raise ValueError(f"split: split_size must be positive, got {step}")
+        sizes = [min(step, n - i) for i in range(0, n, step)] or [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != n:
+            raise ShapeError(f"split: sizes {sizes} do not add up to {n} along dim {a}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(x, a, start, s))
+        start += s
+    return tuple(out)
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into ``chunks`` pieces of ceil(size / chunks) (torch)."""
+    a = normalize_axis(dim, x.ndim)
+    n = x.shape[a]
+    step = max(1, -(-n // chunks))
+    return split(x, step, a)
+
+
+def tensor_split(x: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    a = normalize_axis(dim, x.ndim)
+    n = x.shape[a]
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        q, r = divmod(n, k)
+        sizes = [q + 1] * r + [q] * (k - r)
+    else:
+        bounds = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
+        sizes = [max(0, b - c) for c, b in zip(bounds[:-1], bounds[1:])]
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(x, a, start, s))
+        start += s
+    return tuple(out)
+
+
+def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """All slices along ``dim``, that axis removed."""
+    a = normalize_axis(dim, x.ndim)
+    return tuple(select(x, a, i) for i in range(x.shape[a]))
+
+
+def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
+    """Array API name of :func:`unbind`."""
+    return unbind(x, axis)
+
+
+# ---------------------------------------------------------------- repeat and tile
+def tile(x: Tensor, /, repetitions: Any) -> Tensor:
+    """Repeat the whole tensor along each axis (Array API ``tile`` = torch ``Tensor.repeat``
+    with leading axes added as needed)."""
+    reps = (repetitions,) if isinstance(repetitions, int) else tuple(repetitions)
+    n = max(len(reps), x.ndim)
+    reps = (1,) * (n - len(reps)) + reps
+    shape = (1,) * (n - x.ndim) + x.shape
+    inter = []
+    big = []
+    for r, s in zip(reps, shape):
+        inter += [1, s]
+        big += [r, s]
+    out = x.reshape(tuple(inter)).broadcast_to(tuple(big))
+    return out.reshape(tuple(r * s for r, s in zip(reps, shape)))
+
+
+def repeat_tensor(x: Tensor, *sizes: Any) -> Tensor:
+    """torch's ``Tensor.repeat(*sizes)`` (= tile; sizes must cover every axis)."""
+    sizes = _shape_args(sizes)
+    if len(sizes) < x.ndim:
+        raise ShapeError(f"repeat: number of repeat dims {len(sizes)} can not be smaller than "
+                         f"number of tensor dims {x.ndim}")
+    return tile(x, sizes)
+
+
+def repeat(x: Tensor, repeats: Any, /, *, axis: int | None = None) -> Tensor:
+    """Array API ``repeat`` (torch ``repeat_interleave``): repeat each element."""
+    if axis is None:
+        x = x.reshape(-1)
+        axis = 0
+    a = normalize_axis(axis, x.ndim)
+    if isinstance(repeats, int):
+        if repeats < 0:
+            raise ValueError("repeat: repeats must be non-negative")
+        shape = x.shape
+        out = unsqueeze(x, a + 1).broadcast_to(shape[:a + 1] + (repeats,) + shape[a + 1:])
+        return out.reshape(shape[:a] + (shape[a] * repeats,) + shape[a + 1:])
+    import numpy as np
+    reps = np.asarray(repeats.tolist() if isinstance(repeats, Tensor) else repeats,
+                      dtype=np.int64).reshape(-1)
+    if reps.size == 1:
+        return repeat(x, int(reps[0]), axis=a)
+    if reps.size != x.shape[a] or (reps < 0).any():
+        raise ShapeError(f"repeat: repeats has {reps.size} entries for an axis of size "
+                         f"{x.shape[a]}")
+    from .creation import tensor
+    idx = tensor(np.repeat(np.arange(x.shape[a]), reps), device=x.device)
+    from .gather import index_select
+    return index_select(x, a, idx)
+
+
+def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None) -> Tensor:
+    """torch's repeat_interleave."""
+    return repeat(x, repeats, axis=dim)
+
+
+# ------------------------------------------------------------------------ padding
+def pad_constant(x: Tensor, widths: Sequence[tuple[int, int]], value: Any = 0) -> Tensor:
+    """Pad every axis by ``widths[i] = (before, after)`` with ``value``; negative widths
+    crop."""
+    widths = [tuple(int(v) for v in w) for w in widths]
+    if len(widths) != x.ndim:
+        raise ShapeError(f"pad: {len(widths)} (before, after) pairs for a {x.ndim}-d tensor")
+    crop = tuple(slice(max(-b, 0), x.shape[i] - max(-a, 0)) for i, (b, a) in
+                 enumerate(widths))
+    if any(b < 0 or a < 0 for b, a in widths):
+        x = x[crop]
+        widths = [(max(b, 0), max(a, 0)) for b, a in widths]
+    pos = tuple((b, a) for b, a in widths)
+    if all(b == 0 and a == 0 for b, a in pos):
+        return x.clone()
+    from .elementwise import _PY_OF_KIND
+    v = _PY_OF_KIND[x._dtype.kind](value)
+    data = x._device.backend.pad(x._data, pos, v)
+    out = _make(data, x._device, x._dtype)
+    if needs_grad(x):
+        key = tuple(slice(b, b + n) for (b, _a), n in zip(pos, x.shape))
+        record("ConstantPadNdBackward0", lambda n, g: (g[n.key],), out, (x,), key=key)
+    return out

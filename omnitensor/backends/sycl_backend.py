@@ -137,38 +137,6 @@ class SyclBackend(NamespaceBackend):
                 if fn is not None:
                     setattr(self, name, sycl_pool.pooled_binary(fn, self._pool_of, name,
                                                                 name in PREDICATES))
-        # dpnp copies a Python scalar operand to the device on every call (~0.2 ms here):
-        # scalars become cached 0-d device arrays instead
-        self._scalars: dict = {}
-        for name in BINARY:
-            fn = self.__dict__.get(name) or getattr(self, name, None)
-            if fn is not None:
-                setattr(self, name, self._scalar_operands(fn))
-
-    def _scalar_operands(self, fn: Any) -> Any:
-        scalars = self._scalars
-        types = (bool, int, float, complex)
-
-        def call(a: Any, b: Any, out: Any = None) -> Any:
-            if isinstance(b, types) and not isinstance(a, types):
-                b = self._cached_scalar(b, a)
-            elif isinstance(a, types) and not isinstance(b, types):
-                a = self._cached_scalar(a, b)
-            return fn(a, b) if out is None else fn(a, b, out=out)
-        call.__name__ = getattr(fn, "__name__", "binary")
-        del scalars
-        return call
-
-    def _cached_scalar(self, value: Any, like: Any) -> Any:
-        """A 0-d device array of ``value`` in ``like``'s dtype and queue (bounded cache)."""
-        key = (type(value), value, like.dtype, like.sycl_queue)
-        arr = self._scalars.get(key)
-        if arr is None:
-            if len(self._scalars) >= 512:
-                self._scalars.clear()
-            arr = self._scalars[key] = dpnp.asarray(value, dtype=like.dtype,
-                                                    sycl_queue=like.sycl_queue)
-        return arr
 
     # ------------------------------------------------------------ identity, capability
     def unavailable_reason(self) -> str | None:

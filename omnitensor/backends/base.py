@@ -116,6 +116,27 @@ class Backend:
         """The device index an array lives on."""
         return 0
 
+    # ------------------------------------------------------------------------ DLPack
+    # Used by ``Tensor.__dlpack__``/``__dlpack_device__`` only when the array type has no
+    # ``__dlpack__`` of its own (NumPy, CuPy and dpnp arrays export themselves).
+    def dlpack_device(self, x: Any) -> tuple[int, int]:
+        """``__dlpack_device__`` of array x: ``(device_type, device_id)`` with DLPack's
+        codes (``1`` kDLCPU when the export is host memory, ``4`` kDLOpenCL...). Raises
+        BufferError when the backend cannot export."""
+        raise BufferError(f"the {self.name} backend cannot export DLPack capsules; use "
+                          f".cpu() first")
+
+    def dlpack_export(self, x: Any, *, copy: bool | None = None, dl_device: Any = None,
+                      max_version: tuple[int, int] | None = None) -> Any:
+        """``__dlpack__`` of array x: a DLPack capsule (``"dltensor_versioned"`` when
+        ``max_version >= (1, 0)``, else the legacy ``"dltensor"``) on ``dl_device`` (None:
+        the device :meth:`dlpack_device` reports). ``copy=True`` always copies, ``False``
+        never does (BufferError when a copy would be needed), None copies only when
+        needed. A zero-copy capsule must keep x's memory alive until its consumer
+        releases it."""
+        raise BufferError(f"the {self.name} backend cannot export DLPack capsules; use "
+                          f".cpu() first")
+
     # ---------------------------------------------------------------------- memory
     def empty(self, shape: tuple[int, ...], dtype: np.dtype, index: int) -> Any:
         """An uninitialised C-contiguous array."""

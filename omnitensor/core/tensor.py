@@ -304,8 +304,11 @@ class Tensor:
                    dl_device: Any = None, copy: bool | None = None) -> Any:
         data = self._data
         if not hasattr(data, "__dlpack__"):
-            raise BufferError(f"the {self._device.type} backend cannot export DLPack "
-                              f"capsules; use .cpu() first")
+            export = getattr(self._device.backend, "dlpack_export", None)
+            if export is None:
+                raise BufferError(f"the {self._device.type} backend cannot export DLPack "
+                                  f"capsules; use .cpu() first")
+            return export(data, copy=copy, dl_device=dl_device, max_version=max_version)
         kwargs: dict[str, Any] = {}
         if stream is not None:
             kwargs["stream"] = stream
@@ -323,7 +326,10 @@ class Tensor:
     def __dlpack_device__(self) -> tuple[int, int]:
         data = self._data
         if not hasattr(data, "__dlpack_device__"):
-            raise BufferError(f"the {self._device.type} backend has no DLPack device")
+            device = getattr(self._device.backend, "dlpack_device", None)
+            if device is None:
+                raise BufferError(f"the {self._device.type} backend has no DLPack device")
+            return device(data)
         return data.__dlpack_device__()
 
     # ------------------------------------------------------------------ Array API

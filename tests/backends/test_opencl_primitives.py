@@ -289,6 +289,70 @@ def test_expm1_log1p_accuracy_near_zero():
     check(CL.expm1(dev(f)), np.expm1(f.astype(np.float64)), rtol=2e-6, dtype=f.dtype)
 
 
+# C99 Annex G / Array API special values of complex functions: every pair of these parts
+_CPARTS = [0.0, -0.0, 1.0, -1.0, 0.5, -2.0, 2.0, 30.0, -30.0, np.inf, -np.inf, np.nan]
+_CFUNCS = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "sin", "sinh",
+           "tan", "tanh", "exp", "expm1", "log", "log1p", "sqrt"]
+
+
+def _same_part(got: float, exp: float, rtol: float) -> bool:
+    """NaN matches NaN (any sign); zeros and infinities match with their sign."""
+    if math.isnan(exp) or math.isnan(got):
+        return math.isnan(exp) and math.isnan(got)
+    if exp == 0 or got == 0 or math.isinf(exp) or math.isinf(got):
+        return got == exp and math.copysign(1, got) == math.copysign(1, exp)
+    return abs(got - exp) <= rtol * abs(exp)
+
+
+def _complex_ref(name: str, z: np.ndarray) -> np.ndarray:
+    """NumPy's (glibc's) values, except where the Array API fixes what NumPy leaves out."""
+    with np.errstate(all="ignore"):
+        ref = getattr(np, name)(z)
+        if name == "expm1":  # NumPy's complex expm1 has no special values: exp(z) - 1
+            ref = np.where(np.isfinite(z), ref, np.exp(z) - 1)
+            ref.real[z == 0] = 0.0  # expm1(-0 + 0j) is +0 + 0j
+    if name == "tanh":  # tanh(+-inf + iy), y finite: +-1 + 0j with the sign of y (C99: sin 2y)
+        hit = np.isinf(z.real) & np.isfinite(z.imag)
+        ref.real[hit] = np.sign(z.real[hit])
+        ref.imag[hit] = np.copysign(0.0, z.imag[hit])
+    return ref
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("name", _CFUNCS)
+def test_complex_special_values(name, dtype):
+    z = np.array([complex(r, i) for r in _CPARTS for i in _CPARTS], dtype)
+    got = host(getattr(CL, name)(dev(z)))
+    ref = _complex_ref(name, z)
+    rtol = 2e-6 if dtype == "complex64" else 1e-14
+    bad = [(z[k], got[k], ref[k]) for k in range(z.size)
+           if not (_same_part(got[k].real, ref[k].real, rtol)
+                   and _same_part(got[k].imag, ref[k].imag, rtol))]
+    assert not bad, f"{name}: {len(bad)} wrong (input, got, expected): {bad[:6]}"
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_functions_near_overflow_and_branch_points(dtype):
+    """Finite values the Annex G branches must not disturb: exp/cosh/sinh whose exp(x)
+    overflows but whose result does not; atanh near +-1 with a tiny imaginary part and
+    of huge arguments (~1/z), compared with NumPy."""
+    # exp(x) (cosh x) overflows by ~10%: a result of modulus ~0.8 * exp(x) stays finite
+    ex, ch = (88.8, 89.5) if dtype == "complex64" else (709.9, 710.6)
+    cases = {"exp": [ex + 0.785j, ex - 2.356j, -ex + 0.785j],
+             "cosh": [ch + 0.785j, -ch + 2.356j, ch - 0.785j],
+             "sinh": [ch + 0.785j, -ch - 2.356j, ch - 0.785j],
+             "atanh": [1 + 1e-30j, -1 + 1e-30j, 1e30 + 1j, 3e20 + 2e20j, 0.5 + 1e30j,
+                       -1e-3 + 0.5j, 0.3 - 0.2j],
+             "atan": [1e-30 + 1j, 1 + 1e30j, 2e20 - 3e20j]}
+    for name, vals in cases.items():
+        z = np.array(vals, dtype)
+        with np.errstate(all="ignore"):
+            exp = getattr(np, name)(z.astype(np.complex128))
+        assert np.all(np.isfinite(exp)), (name, exp)
+        check(getattr(CL, name)(dev(z)), exp.astype(dtype),
+              rtol=1e-5 if dtype == "complex64" else 1e-13, atol=0)
+
+
 # ------------------------------------------------------------------------ binary
 _BDOMAIN = {"divide": ((-5, 5), (0.5, 5)), "pow": ((0.1, 3), (-3, 3)),
             "logaddexp": ((-30, 30), (-30, 30)), "floor_divide": ((-50, 50), (0.5, 7)),
@@ -745,6 +809,23 @@ def test_matmul_batched_and_transposed(dtype):
     check(CL.matmul(dev(a), wb), exp2.astype(dtype), rtol=tol)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_matmul_slices_are_bitwise_equal(dtype):
+    """A product's rows and columns equal the products of the operand's rows and columns
+    exactly (the Array API's tensordot/matmul stack checks): the small generic kernel and
+    the register-blocked one fuse multiply-adds alike and sum k in one order."""
+    from omnitensor.backends.opencl import gemm
+    a, b = rand((50, 37), dtype, -1, 1), rand((37, 45), dtype, -1, 1)
+    assert a.shape[0] * a.shape[1] * b.shape[1] > gemm._SMALL  # the full product is "fast"
+    full = host(CL.matmul(dev(a), dev(b)))
+    for i in (0, 7, 49):
+        np.testing.assert_array_equal(host(CL.matmul(dev(a[i:i + 1]), dev(b))), full[i:i + 1])
+    col = host(CL.matmul(dev(a), dev(np.ascontiguousarray(b[:, 3:4]))))
+    np.testing.assert_array_equal(col[:, 0], full[:, 3])
+    check(CL.matmul(dev(a), dev(b)), wide(a) @ wide(b), rtol=1e-4 if dtype == "float32"
+          else 1e-10, dtype=np.dtype(dtype))
+
+
 def test_matmul_large_matches_numpy():
     a = rng.standard_normal((300, 257)).astype(np.float32)
     b = rng.standard_normal((257, 190)).astype(np.float32)
@@ -769,3 +850,103 @@ def test_ops_are_asynchronous_and_to_numpy_waits():
         x = CL.add(x, 1.0)
     CL.synchronize(0)
     check(x, a + 5)
+
+
+# -------------------------------------------------------------------------- DLPack
+def _capsule_name(cap) -> str:
+    return repr(cap).split('"')[1]
+
+
+@pytest.mark.parametrize("dtype", [d for d in DTYPES])
+def test_dlpack_export_every_dtype(dtype):
+    import omnitensor as ot
+    a = rand((3, 4), dtype)
+    t = ot.asarray(a, device="opencl:0")
+    assert t.__dlpack_device__() == (1, 0)  # PoCL exports host memory
+    assert CL.dlpack_device(t._data) == (1, 0)
+    np.testing.assert_array_equal(np.from_dlpack(t), a)
+    for kw in ({}, {"copy": True}, {"copy": False}, {"max_version": (0, 0)},
+               {"max_version": (1, 0), "dl_device": (1, 0), "copy": False},
+               {"max_version": (2, 0), "dl_device": (1, 0), "copy": True}):
+        cap = t.__dlpack__(**kw)
+        mv = kw.get("max_version")
+        assert _capsule_name(cap) == ("dltensor_versioned" if mv and mv[0] >= 1
+                                      else "dltensor")
+
+
+def test_dlpack_zero_copy_views_and_lifetime():
+    import gc
+
+    import omnitensor as ot
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = ot.asarray(a, device="opencl:0")
+    shared = np.from_dlpack(t)
+    t.add_(100)                      # device writes are seen by the consumer (once done)
+    CL.synchronize(0)
+    np.testing.assert_array_equal(shared, a + 100)
+    shared[0, 0, 0] = -1             # ... and the consumer's writes by the device
+    assert t[0, 0, 0].item() == -1
+    copied = np.from_dlpack(t, copy=True)
+    copied[1, 1, 1] = 7
+    assert t[1, 1, 1].item() == a[1, 1, 1] + 100
+    # strided, flipped, broadcast, 0-d and empty views
+    ref = shared.copy()
+    v = t.permute(2, 0, 1).flip(0)[1:, :, ::2]
+    np.testing.assert_array_equal(np.from_dlpack(v), ref.transpose(2, 0, 1)[::-1][1:, :, ::2])
+    np.testing.assert_array_equal(np.from_dlpack(t[1, 2, 3]), ref[1, 2, 3])
+    np.testing.assert_array_equal(np.from_dlpack(t[0, :1].broadcast_to((5, 4))),
+                                  np.broadcast_to(ref[0, :1], (5, 4)))
+    assert np.from_dlpack(ot.ones((0, 3), device="opencl:0")).shape == (0, 3)
+    # the capsule keeps the mapping and the buffer alive: the pool cannot reuse the memory
+    u = ot.arange(5, dtype=ot.float64, device="opencl:0") * 2
+    cap = u.__dlpack__(max_version=(1, 0))
+    del u, t, v
+    gc.collect()
+    junk = [ot.full((5,), 7.0, dtype=ot.float64, device="opencl:0") for _ in range(20)]
+
+    class Holder:
+        def __dlpack__(self, **kw):
+            return cap
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    np.testing.assert_array_equal(np.from_dlpack(Holder()), np.arange(5.0) * 2)
+    assert len(junk) == 20 and shared[1, 2, 3] == a[1, 2, 3] + 100
+
+
+def test_dlpack_errors_and_from_dlpack():
+    import omnitensor as ot
+    t = ot.arange(4, device="opencl:0")
+    with pytest.raises(BufferError, match="kDLCPU"):
+        t.__dlpack__(dl_device=(2, 0))
+
+    class Wrapper:  # a foreign producer exporting an opencl tensor
+        def __dlpack__(self, **kw):
+            return t.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return t.__dlpack_device__()
+
+    for kw in ({}, {"device": "opencl:0"}, {"copy": True}):
+        y = ot.from_dlpack(Wrapper(), **kw)
+        assert y.tolist() == [0, 1, 2, 3]
+        assert str(y.device) == kw.get("device", "cpu")
+
+
+def test_dlpack_device_memory_exports_only_host_copies(monkeypatch):
+    """A GPU (not host-memory) device reports kDLOpenCL and exports a host copy only when
+    asked for dl_device=(1, 0) with a copy allowed (simulated on PoCL)."""
+    import omnitensor as ot
+    t = ot.arange(6, dtype=ot.float32, device="opencl:0").reshape(2, 3)
+    monkeypatch.setattr(CL.state(0), "dlpack_host", False, raising=False)
+    assert t.__dlpack_device__() == (4, 0)
+    with pytest.raises(BufferError, match="dl_device=\\(1, 0\\)"):
+        t.__dlpack__()
+    with pytest.raises(BufferError, match="copy=False"):
+        t.__dlpack__(dl_device=(1, 0), copy=False)
+    for copy in (None, True):
+        cap = t.__dlpack__(dl_device=(1, 0), copy=copy, max_version=(1, 0))
+        assert _capsule_name(cap) == "dltensor_versioned"
+    np.testing.assert_array_equal(np.from_dlpack(t, device="cpu"),
+                                  np.arange(6, dtype=np.float32).reshape(2, 3))

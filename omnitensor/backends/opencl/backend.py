@@ -19,7 +19,7 @@ from ..base import BINARY, UNARY, Backend
 from . import array as A
 from . import device as D
 from . import elementwise as ew
-from . import argreduce, gemm, indexing, memory, random, reduce, scan, sort
+from . import argreduce, dlpack, gemm, indexing, memory, random, reduce, scan, sort
 from .array import CLArray, c_strides, new
 from .ufunc import Binary, Unary
 
@@ -249,3 +249,13 @@ class OpenCLBackend(Backend):
     # ----------------------------------------------------------------------- random
     def random_bits(self, shape, key, counter, index):
         return random.random_bits(self.state(index), tuple(shape), key, counter)
+
+    # ----------------------------------------------------------------------- DLPack
+    def dlpack_device(self, x):
+        """(kDLCPU, 0) on a host-memory device (PoCL), else (kDLOpenCL, index)."""
+        return dlpack.device(x)
+
+    def dlpack_export(self, x, *, copy=None, dl_device=None, max_version=None):
+        """Zero-copy capsule of the mapped buffer on a host-memory device; a host copy
+        otherwise, when ``dl_device=(1, 0)`` and a copy is allowed (see ``dlpack.py``)."""
+        return dlpack.export(x, copy=copy, dl_device=dl_device, max_version=max_version)

@@ -5,6 +5,11 @@ Semantics follow NumPy exactly where the backend contract asks for it: Python-st
 shift rules for counts outside ``[0, bits)``, NumPy's float ``floor_divide``/``remainder``
 (``npy_divmod``) and ``logaddexp``, and complex functions written with Kahan's formulas
 (accurate away from and near the branch points), Smith's division and a robust ``tanh``.
+Complex functions return C99 Annex G's values (the Array API's special cases) when a part
+is infinite or NaN, through one rarely-taken branch per function; where C99 leaves a sign
+unspecified they pick glibc's (NumPy's on Linux), and ``tanh(+-inf + iy)`` has the sign of
+y on its zero as the Array API asks. ``exp``/``cosh``/``sinh`` scale by ``exp(x/2)**2``
+where ``exp(x)`` alone would overflow but the result does not.
 
 Signed integer arithmetic is done in the unsigned type of the same width and converted back,
 because signed overflow is undefined behaviour in OpenCL C while NumPy and torch wrap.
@@ -100,7 +105,7 @@ inline {R} min_{K}({R} a, {R} b) {{ return (a != a || a < b) ? a : b; }}
 """
 
 _COMPLEX = """
-inline {C} {P}_mul({C} a, {C} b) {{ return ({C})(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }}
+{MUL}
 inline {C} {P}_div({C} a, {C} b) {{
   {R} ar = fabs(b.x), ai = fabs(b.y);
   if (ar >= ai) {{
@@ -133,8 +138,8 @@ inline {C} {P}_exp({C} a) {{
 inline {C} {P}_expm1({C} a) {{
   if (!{P}_fin(a)) {{ {C} e = {P}_exp(a); return ({C})(e.x - 1, e.y); }}
   if (a.y == 0) return ({C})(expm1(a.x) + 0, a.y);   // +0 for -0 + 0j (Array API)
-  {R} s = sin(a.y * ({R})0.5);
   if (a.x > {OVF}) {{ {C} e = {P}_exp(a); return ({C})(e.x - 1, e.y); }}
+  {R} s = sin(a.y * ({R})0.5);
   return ({C})(expm1(a.x) * cos(a.y) - 2 * s * s, exp(a.x) * sin(a.y));
 }}
 inline {C} {P}_log({C} a) {{ return ({C})(log(hypot(a.x, a.y)), atan2(a.y, a.x)); }}
@@ -300,6 +305,16 @@ _CONSTS = {"PI": "3.14159265358979323846264338327950288",
            "LN2": "0.693147180559945309417232121458176568"}
 
 
+_MUL = ("inline {C} {P}_mul({C} a, {C} b) {{ "
+        "return ({C})(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }}")
+
+
+def complex_mul(t: CType) -> str:
+    """Just the complex product helper of complex dtype ``t`` (what GEMM needs: a smaller
+    program than :func:`helpers`, so a first matmul compiles faster)."""
+    return _MUL.format(C=t.c, P=t.key)
+
+
 @lru_cache(maxsize=None)
 def helpers(t: CType) -> str:
     """The helper functions kernels of dtype ``t`` may call (empty for most)."""
@@ -312,7 +327,8 @@ def helpers(t: CType) -> str:
     if t.kind == "c":
         single = t.real == "float"
         k = {n: f"(({t.real}){v})" for n, v in _CONSTS.items()}
-        return _COMPLEX.format(C=t.c, R=t.real, P=t.key, TANH_CUT="9" if single else "22",
+        return _COMPLEX.format(C=t.c, R=t.real, P=t.key, MUL=complex_mul(t),
+                               TANH_CUT="9" if single else "22",
                                OVF="88" if single else "709",
                                BIG="1.34e8" if single else "7.2e16", **k)
     return ""

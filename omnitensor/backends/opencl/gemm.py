@@ -17,8 +17,13 @@ PoCL does not inline OpenCL builtins (``vload8``, ``fma``, ``min`` become calls)
 loop uses plain vector dereferences of an alignment-4 typedef and ``a * b + c`` with
 FP_CONTRACT on, which LLVM turns into ``vfmadd``.
 
-Integer, bool, complex and float16 matmuls use a generic strided kernel (4x4 tiles per
-work-item; integers wrap, float16 accumulates in float32).
+Integer, bool, complex and float16 matmuls, and float32/float64 ones of fewer than
+``_SMALL`` multiply-adds, use a generic strided kernel (4x4 tiles per work-item; integers
+wrap, float16 accumulates in float32). For float32/float64 it contracts ``acc + a * b``
+into an FMA like the fast path and sums k in the same order, so both paths give bitwise
+equal results (a product and the products of its slices agree exactly, as the Array API
+tests check). The two paths are separate programs: a first small matmul of a dtype compiles
+one kernel, not four (a cold PoCL build costs ~0.3 s per kernel).
 """
 from __future__ import annotations
 
@@ -27,13 +32,15 @@ from typing import Any
 from ...errors import UnsupportedDTypeError
 from . import program_cache
 from .array import CLArray, new
-from .clsrc import PRELUDE, helpers
+from .clsrc import PRELUDE, complex_mul
 from .cltypes import BY_NP, CType, pack_i64
 from .elementwise import fill
 from .launch import run, set_bytes, set_mem
 
 #: (rows per tile, vector width, vectors per tile row)
 _TILE = {"f32": (6, 8, 2), "f64": (6, 4, 2)}
+#: float32/float64 matmuls of at most this many multiply-adds run the generic kernel
+_SMALL = 1 << 15
 
 _BATCH = """
 inline void batch_offsets(__global const long *L, long bt, long *ao, long *bo) {
@@ -46,6 +53,7 @@ inline void batch_offsets(__global const long *L, long bt, long *ao, long *bo) {
 """
 
 _GENERIC = """
+{CONTRACT}
 __kernel void gemmg_{K}(__global {C} *Cm, __global const {C} *A, long aoff, long sam, long sak,
                         __global const {C} *B, long boff, long sbk, long sbn, long M, long N,
                         long Kd, long tm, long tn, long tpw, long total,
@@ -66,6 +74,7 @@ __kernel void gemmg_{K}(__global {C} *Cm, __global const {C} *A, long aoff, long
       }}
   }}
 }}
+#pragma OPENCL FP_CONTRACT OFF
 """
 
 _PACK = """
@@ -154,33 +163,45 @@ def _generic_parts(t: CType) -> dict:
         la = f"({acc})A[ao + i * sam + k * sak]"
         lb = f"({acc})B[bo + k * sbk + j * sbn]"
         store = f"Cb[i * N + j] = ({t.c})({'acc != 0' if t.kind == 'b' else 'acc'});"
-    return dict(K=t.key, C=t.c, ACC=acc, ZERO=zero, MAC=mac, LOADA=la, LOADB=lb, STOREC=store)
+    # float32/float64: fused like the fast path's ``c += a * b`` (bitwise equal results)
+    contract = "#pragma OPENCL FP_CONTRACT ON" if t.key in _TILE else ""
+    return dict(K=t.key, C=t.c, ACC=acc, ZERO=zero, MAC=mac, LOADA=la, LOADB=lb, STOREC=store,
+                CONTRACT=contract)
 
 
 def _source(t: CType) -> str:
-    parts = [PRELUDE, helpers(t), _BATCH, _GENERIC.format(**_generic_parts(t))]
-    if t.key in _TILE:
-        rm, vw, nv = _TILE[t.key]
-        w = vw * nv
-        v = f"{t.c}{vw}"
-        decl = " ".join(f"{v} c{r}_{j} = ({v})(0);" for r in range(rm) for j in range(nv))
-        loads = " ".join(f"{v} b{j} = *(__global const u{v} *)(bp + {j * vw});"
-                         for j in range(nv))
-        fmas = " ".join("{ " + f"{v} a = ({v})(ap[{r}]); " +
-                        " ".join(f"c{r}_{j} += a * b{j};" for j in range(nv)) + " }"
-                        for r in range(rm))
-        stores = " ".join(f"*(__global u{v} *)(Cb + (i0 + {r}) * N + j0 + {j * vw}) = c{r}_{j};"
-                          for r in range(rm) for j in range(nv))
-        spill = " ".join(f"*(u{v} *)(&tile[{r}][{j * vw}]) = c{r}_{j};"
-                         for r in range(rm) for j in range(nv))
-        parts.append(_PACK.format(K=t.key, C=t.c, V=v, RM=rm, W=w, DECL=decl, LOADS=loads,
-                                  FMAS=fmas, STORES=stores, SPILL=spill,
-                                  ALIGN=t.itemsize))
+    """The generic kernel's program (complex needs only the complex product helper)."""
+    return "\n".join([PRELUDE, complex_mul(t) if t.kind == "c" else "", _BATCH,
+                      _GENERIC.format(**_generic_parts(t))])
+
+
+def _fast_source(t: CType) -> str:
+    """The packing kernels and the register-blocked kernel (float32/float64)."""
+    parts = [PRELUDE, _BATCH]
+    rm, vw, nv = _TILE[t.key]
+    w = vw * nv
+    v = f"{t.c}{vw}"
+    decl = " ".join(f"{v} c{r}_{j} = ({v})(0);" for r in range(rm) for j in range(nv))
+    loads = " ".join(f"{v} b{j} = *(__global const u{v} *)(bp + {j * vw});"
+                     for j in range(nv))
+    fmas = " ".join("{ " + f"{v} a = ({v})(ap[{r}]); " +
+                    " ".join(f"c{r}_{j} += a * b{j};" for j in range(nv)) + " }"
+                    for r in range(rm))
+    stores = " ".join(f"*(__global u{v} *)(Cb + (i0 + {r}) * N + j0 + {j * vw}) = c{r}_{j};"
+                      for r in range(rm) for j in range(nv))
+    spill = " ".join(f"*(u{v} *)(&tile[{r}][{j * vw}]) = c{r}_{j};"
+                     for r in range(rm) for j in range(nv))
+    parts.append(_PACK.format(K=t.key, C=t.c, V=v, RM=rm, W=w, DECL=decl, LOADS=loads,
+                              FMAS=fmas, STORES=stores, SPILL=spill,
+                              ALIGN=t.itemsize))
     return "\n".join(parts)
 
 
 def _kernel(st: Any, name: str, t: CType) -> Any:
-    return program_cache.kernel(st, ("gemm", t.key), name, lambda: _source(t),
+    if name.startswith("gemmg_"):
+        return program_cache.kernel(st, ("gemm", t.key), name, lambda: _source(t),
+                                    st.build_options)
+    return program_cache.kernel(st, ("gemmf", t.key), name, lambda: _fast_source(t),
                                 st.build_options)
 
 
@@ -221,7 +242,7 @@ def matmul(a: CLArray, b: CLArray) -> CLArray:
     dims.reverse()
     lay = st.layout((len(dims), *[d[0] for d in dims], *[d[1] for d in dims],
                      *[d[2] for d in dims]))
-    if t.key in _TILE:
+    if t.key in _TILE and nbt * M * N * Kd > _SMALL:
         _fast(st, t, a, b, out, nbt, M, N, Kd, lay)
         return out
     tm, tn = -(-M // 4), -(-N // 4)

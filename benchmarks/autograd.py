@@ -42,12 +42,24 @@ def main() -> None:
     if torch is not None:
         tx = torch.rand(1 << 20, requires_grad=True)
         fns["torch"] = lambda: chain(tx, torch).backward()
+        threads = torch.get_num_threads()
+
+        def torch_one_thread() -> None:
+            torch.set_num_threads(1)  # NumPy's ufuncs (the cpu backend's kernels) are serial
+            try:
+                chain(tx, torch).backward()
+            finally:
+                torch.set_num_threads(threads)
+        fns["torch 1 thread"] = torch_one_thread
     big = interleaved(fns, repeats=7)
 
+    print(f"omnitensor cpu: {ot.get_num_threads()} threads; torch: "
+          f"{torch.get_num_threads() if torch else '-'} threads")
     print(f"{'graph':<34} {'torch':>11} {'omnitensor':>11}   ot/torch")
-    for what, r in (("(a + b).sum().backward(), 8 el.", tiny),
-                    ("20-op chain fwd+bwd, 1M float32", big)):
-        t = r.get("torch")
+    for what, r, ref in (("(a + b).sum().backward(), 8 el.", tiny, "torch"),
+                         ("20-op chain fwd+bwd, 1M float32", big, "torch"),
+                         ("  same, torch on 1 thread", big, "torch 1 thread")):
+        t = r.get(ref)
         print(f"{what:<34} {fmt_time(t) if t else '        -  '} {fmt_time(r['omnitensor'])}"
               f"   {(r['omnitensor'] / t) if t else float('nan'):7.2f}x")
 

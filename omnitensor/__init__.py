@@ -21,6 +21,7 @@ from .core.dtypes import (DType, as_dtype, can_cast, finfo, get_default_dtype, i
                           promote_types, result_type, set_default_dtype)
 from .core.dtypes import (bool_ as bool, complex64, complex128, float16, float32,  # noqa: A004
                           float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+from .backends.cpu_threads import get_num_threads, set_num_threads
 from .core.graph import is_grad_enabled
 from .core.tensor import Tensor
 from .errors import (BackendError, BackendUnavailableError, DeviceError, DeviceMismatchError,

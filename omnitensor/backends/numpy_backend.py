@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from . import cpu_threads
 from .base import BINARY, UNARY
 from .namespace_backend import NamespaceBackend, lookup
 
@@ -19,18 +20,30 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"omnitensor(\
 
 
 def _array_result(ufunc: Any) -> Any:
-    """Wrap a ufunc so that 0-d inputs give 0-d arrays rather than NumPy scalars (one
-    wrapper per arity: ``*args`` would cost ~0.2 us per op on this hot path)."""
+    """Wrap a ufunc so that 0-d inputs give 0-d arrays rather than NumPy scalars, and large
+    calls run split over threads (``cpu_threads``). One wrapper per arity: ``*args`` would
+    cost ~0.2 us per op on this hot path."""
     ndarray = np.ndarray
     asarray = np.asarray
+    split = cpu_threads.split_call
+    big = cpu_threads.MIN_ELEMENTS
     if getattr(ufunc, "nin", 1) == 2:
         def call(a: Any, b: Any, out: Any = None) -> Any:
+            if (a.__class__ is ndarray and a.size >= big) or \
+                    (b.__class__ is ndarray and b.size >= big):
+                r = split(ufunc, (a, b), out)
+                if r is not None:
+                    return r
             if out is None:
                 r = ufunc(a, b)
                 return r if r.__class__ is ndarray else asarray(r)
             return ufunc(a, b, out=out)
     else:
         def call(a: Any, out: Any = None) -> Any:  # type: ignore[misc]
+            if a.__class__ is ndarray and a.size >= big:
+                r = split(ufunc, (a,), out)
+                if r is not None:
+                    return r
             if out is None:
                 r = ufunc(a)
                 return r if r.__class__ is ndarray else asarray(r)

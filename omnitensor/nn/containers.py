@@ -183,38 +183,40 @@ class ModuleList(Module):
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
-class ModuleDict(Module):
-    """An ordered dict of modules, registered as children."""
+class _KeyedContainer(Module):
+    """The dict API shared by ``ModuleDict`` and ``ParameterDict``: entries live in one of
+    Module's registries (``_store``), so they are registered children/parameters."""
 
-    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None
-                 ) -> None:
+    _store_name = ""  # "_modules" or "_parameters"
+
+    def __init__(self, entries: Any = None) -> None:
         super().__init__()
-        if modules is not None:
-            self.update(modules)
+        if entries is not None:
+            self.update(entries)
 
-    def __getitem__(self, key: str) -> Module:
-        return self._modules[key]
+    def _store(self) -> dict:
+        return getattr(self, self._store_name)
 
-    def __setitem__(self, key: str, module: Module) -> None:
-        self.add_module(key, module)
+    def __getitem__(self, key: str) -> Any:
+        return self._store()[key]
 
     def __delitem__(self, key: str) -> None:
-        del self._modules[key]
+        del self._store()[key]
 
     def __len__(self) -> int:
-        return len(self._modules)
+        return len(self._store())
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._modules)
+        return iter(self._store())
 
     def __contains__(self, key: object) -> bool:
-        return key in self._modules
+        return key in self._store()
 
     def clear(self) -> None:
-        """Remove every module."""
-        self._modules.clear()
+        """Remove every entry."""
+        self._store().clear()
 
-    def pop(self, key: str) -> Module:
+    def pop(self, key: str) -> Any:
         """Remove and return an entry."""
         m = self[key]
         del self[key]
@@ -222,28 +224,41 @@ class ModuleDict(Module):
 
     def keys(self) -> Iterable[str]:
         """The keys, in insertion order."""
-        return self._modules.keys()
+        return self._store().keys()
 
-    def items(self) -> Iterable[tuple[str, Module]]:
+    def items(self) -> Iterable[tuple[str, Any]]:
         """``(key, value)`` pairs, in insertion order."""
-        return self._modules.items()
+        return self._store().items()
 
-    def values(self) -> Iterable[Module]:
+    def values(self) -> Iterable[Any]:
         """The values, in insertion order."""
-        return self._modules.values()
+        return self._store().values()
 
-    def update(self, modules: Any) -> None:
-        """Add or replace entries from a mapping or pairs."""
-        pairs = modules.items() if isinstance(modules, Mapping) else modules
-        for j, item in enumerate(pairs):
-            if isinstance(modules, Mapping):
-                key, m = item
-            else:
-                if len(item) != 2:
-                    raise ValueError(f"ModuleDict update sequence element #{j} has length "
-                                     f"{len(item)}; 2 is required")
-                key, m = item
-            self[key] = m
+    def update(self, entries: Any) -> None:
+        """Add or replace entries from a mapping or ``(key, value)`` pairs."""
+        if isinstance(entries, Mapping):
+            for key, value in entries.items():
+                self[key] = value
+            return
+        for j, item in enumerate(entries):
+            if len(item) != 2:
+                raise ValueError(f"{type(self).__name__} update sequence element #{j} has "
+                                 f"length {len(item)}; 2 is required")
+            key, value = item
+            self[key] = value
+
+
+class ModuleDict(_KeyedContainer):
+    """An ordered dict of modules, registered as children."""
+
+    _store_name = "_modules"
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None
+                 ) -> None:
+        super().__init__(modules)
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
 
 
 class ParameterList(Module):
@@ -284,49 +299,17 @@ class ParameterList(Module):
                          f"{tuple(p.shape)} on {p.device}]" for i, p in enumerate(self))
 
 
-class ParameterDict(Module):
+class ParameterDict(_KeyedContainer):
     """An ordered dict of parameters, registered under their keys."""
 
-    def __init__(self, parameters: Mapping[str, Any] | None = None) -> None:
-        super().__init__()
-        if parameters is not None:
-            self.update(parameters)
+    _store_name = "_parameters"
 
-    def __getitem__(self, key: str) -> Parameter:
-        return self._parameters[key]
+    def __init__(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None
+                 ) -> None:
+        super().__init__(parameters)
 
     def __setitem__(self, key: str, value: Any) -> None:
         self.register_parameter(key, _as_param(value))
-
-    def __delitem__(self, key: str) -> None:
-        del self._parameters[key]
-
-    def __len__(self) -> int:
-        return len(self._parameters)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._parameters)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._parameters
-
-    def keys(self) -> Iterable[str]:
-        """The keys, in insertion order."""
-        return self._parameters.keys()
-
-    def items(self) -> Iterable[tuple[str, Parameter]]:
-        """``(key, value)`` pairs, in insertion order."""
-        return self._parameters.items()
-
-    def values(self) -> Iterable[Parameter]:
-        """The values, in insertion order."""
-        return self._parameters.values()
-
-    def update(self, parameters: Any) -> None:
-        """Add or replace entries from a mapping or pairs."""
-        pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
-        for k, v in pairs:
-            self[k] = v
 
 
 def _as_param(value: Any) -> Any:

@@ -316,3 +316,11 @@ def test_modulelist_and_moduledict():
     assert len(list(pl.parameters())) == 2 and isinstance(pl[1], nn.Parameter)
     pd = nn.ParameterDict({"w": ot.ones(2)})
     assert isinstance(pd["w"], nn.Parameter) and list(pd.state_dict()) == ["w"]
+    pd.update([("b", ot.zeros(3))])
+    assert list(pd.keys()) == ["w", "b"] and len(pd) == 2 and "b" in pd
+    assert [tuple(v.shape) for v in pd.values()] == [(2,), (3,)]
+    assert pd.pop("w").shape == (2,) and list(pd) == ["b"]
+    pd.clear()
+    assert len(pd) == 0 and not list(pd.parameters())
+    with pytest.raises(ValueError, match="ModuleDict update sequence element #0 has length 3"):
+        md.update([("x", nn.ReLU(), 1)])

@@ -290,14 +290,7 @@ class MPIBackend(CommBackend):
                                arr)
         buf, done = self._out(t, True)
         work, typ, upcast = _reducible(buf)
-        size = self.size
-
-        def finish() -> None:
-            if op is ReduceOp.AVG:
-                work.__itruediv__(size)
-            if upcast:
-                buf[...] = work
-            done()
+        finish = _finish_reduction(op, self.size, buf, work, upcast, done)
         return self._start("all_reduce", lambda: self.comm.Iallreduce(
             MPI.IN_PLACE, [work, typ], _OPS[op]), finish, (t,), keep=(buf, work))
 
@@ -305,16 +298,8 @@ class MPIBackend(CommBackend):
         is_root = self.rank == root
         buf, done = self._out(t, True) if is_root else (self._in(t), None)
         work, typ, upcast = _reducible(buf)
-        size = self.size
-
-        def finish() -> None:
-            if not is_root:
-                return
-            if op is ReduceOp.AVG:
-                work.__itruediv__(size)
-            if upcast:
-                buf[...] = work
-            done()
+        finish = _finish_reduction(op, self.size, buf, work, upcast, done) if is_root \
+            else _nothing
         send = MPI.IN_PLACE if is_root else [work, typ]
         recv = [work, typ] if is_root else None
         return self._start("reduce", lambda: self.comm.Ireduce(send, recv, _OPS[op], root),
@@ -324,14 +309,7 @@ class MPIBackend(CommBackend):
         src, typ, _ = _reducible(self._in(in_flat))
         buf, done = self._out(out, False)
         work, _typ, upcast = _reducible(buf)
-        size = self.size
-
-        def finish() -> None:
-            if op is ReduceOp.AVG:
-                work.__itruediv__(size)
-            if upcast:
-                buf[...] = work
-            done()
+        finish = _finish_reduction(op, self.size, buf, work, upcast, done)
         return self._start("reduce_scatter", lambda: self.comm.Ireduce_scatter_block(
             [src, typ], [work, typ], _OPS[op]), finish, (out,), keep=(src, buf, work))
 
@@ -456,3 +434,21 @@ def check_signature(group: ProcessGroup, what: str, signature: str) -> None:
                       for i, s in enumerate(sigs))
     raise CollectiveMismatchError(f"{what}: ranks of {group.describe()} disagree on the "
                                   f"collective's arguments:\n{lines}")
+
+
+def _nothing() -> None:
+    """The completion step of a reduction on a rank that receives no result."""
+
+
+def _finish_reduction(op: Any, size: int, buf: Any, work: Any, upcast: bool,
+                      done: Any) -> Any:
+    """The completion step of a reduction into ``work``: AVG divides by the world size, a
+    float32 work copy of a float16 buffer is copied back into ``buf``,
+    then ``done`` hands the result to the tensor."""
+    def finish() -> None:
+        if op is ReduceOp.AVG:
+            work.__itruediv__(size)
+        if upcast:
+            buf[...] = work
+        done()
+    return finish

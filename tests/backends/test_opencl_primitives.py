@@ -529,6 +529,10 @@ def test_reshape_copy_semantics():
     check(CL.reshape(CL.index(x, (slice(0, 4, 2),)), (2, 2, 3)), a[::2].reshape(2, 2, 3))
     s = CL.index(x, (1, 2))
     assert CL.reshape(s, (1, 1)).shape == (1, 1)
+    for bad in ((-1, 6), (5, 6), (2, -2, -6)):  # core resolves -1: the backend checks
+        with pytest.raises(ValueError, match="resolved shape of 24 elements"):
+            CL.reshape(x, bad)
+    assert CL.reshape(dev(np.zeros((0, 3), np.float32)), (3, 0)).shape == (3, 0)
 
 
 def test_concat_pad_diagonal():

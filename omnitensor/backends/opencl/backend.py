@@ -9,6 +9,7 @@ argmax/argmin), ``scan`` (cumsum/cumprod, nonzero), ``sort`` (sort, argsort, sea
 """
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any, Sequence
 
@@ -189,6 +190,12 @@ class OpenCLBackend(Backend):
     # --------------------------------------------------------------------- movement
     def reshape(self, x, shape, copy=None):
         shape = tuple(shape)
+        # the contract passes a resolved shape (core expands -1); a bad one would otherwise
+        # only fail later, inside a kernel launch, far from the cause
+        if math.prod(shape) != x.size or any(n < 0 for n in shape):
+            raise ValueError(f"reshape: the OpenCL backend needs a resolved shape of "
+                             f"{x.size} elements for an array of shape {x.shape}, got "
+                             f"{shape} (core resolves -1 before calling the backend)")
         if copy:
             y = ew.copy(x)
             return A.view(y, shape, c_strides(shape), 0)

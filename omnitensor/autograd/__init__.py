@@ -1,21 +1,21 @@
 """Reverse-mode automatic differentiation with PyTorch semantics, shared by every backend.
 
 Ops record nodes as they run (``omnitensor.core.graph``); this package replays them:
-``backward``, ``grad`` (with ``create_graph`` for higher order), grad-mode switches,
-``Function`` for custom ops, ``gradcheck``/``gradgradcheck``, ``checkpoint`` and
-``detect_anomaly``.
+``backward``, ``grad`` (with ``create_graph`` for higher order), ``queue_callback``,
+grad-mode switches, ``Function`` for custom ops, ``gradcheck``/``gradgradcheck``,
+``checkpoint`` and ``detect_anomaly``.
 """
 from ..core.graph import Node
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .checkpoint import checkpoint
-from .engine import backward, grad
+from .engine import backward, grad, queue_callback
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = [
-    "Node", "backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
+    "Node", "backward", "grad", "queue_callback", "Function", "FunctionCtx", "once_differentiable", "no_grad",
     "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "checkpoint",
     "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",

@@ -10,13 +10,40 @@ tensors.
 from __future__ import annotations
 
 import heapq
-from typing import Any, Iterable, Sequence
+import threading
+from typing import Any, Callable, Iterable, Sequence
 
 from ..core.graph import AccumulateGrad, Node, _mode, edge_of
 from ..core.ops.creation import full_like, zeros, zeros_like
 from ..core.tensor import Tensor, _make
 
-__all__ = ["backward", "grad"]
+__all__ = ["backward", "grad", "queue_callback"]
+
+#: per thread, one callback list per running backward (a hook may start a nested one)
+_running = threading.local()
+
+
+def queue_callback(callback: Callable[[], Any]) -> None:
+    """Run ``callback()`` once the backward pass now running has finished (torch's
+    ``Variable._execution_engine.queue_callback``): after every node and leaf
+    accumulation of this pass, before ``backward()``/``autograd.grad`` returns, in the
+    order queued; a callback may queue more. Callable only during a backward pass (from a
+    hook or a ``Function.backward``); a pass that raises runs none of its callbacks."""
+    stack = getattr(_running, "stack", None)
+    if not stack:
+        raise RuntimeError("queue_callback: final callbacks can only be installed during "
+                           "the backward pass (from a hook or an autograd.Function's "
+                           "backward)")
+    if not callable(callback):
+        raise TypeError(f"queue_callback: expected a callable, got {type(callback).__name__}")
+    stack[-1].append(callback)
+
+
+def _run_callbacks(callbacks: list) -> None:
+    i = 0
+    while i < len(callbacks):  # callbacks may queue more
+        callbacks[i]()
+        i += 1
 
 
 def _as_tuple(x: Any) -> tuple:
@@ -272,7 +299,13 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
 
     anomaly = _mode.anomaly
     is_leaf_sink = AccumulateGrad
+    stack = getattr(_running, "stack", None)
+    if stack is None:
+        stack = _running.stack = []
+    callbacks: list = []
+    stack.append(callbacks)
     _mode.enabled = create_graph  # backward formulas record only for create_graph
+    done = False
     try:
         while heap:
             _, node = heapq.heappop(heap)
@@ -327,6 +360,13 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
             if not retain_graph:
                 node.release()
             deliver(node, results)
+        done = True
     finally:
         _mode.enabled = prev_mode
+        if not done:
+            stack.pop()
+    try:  # still this pass's list: a callback may queue another
+        _run_callbacks(callbacks)
+    finally:
+        stack.pop()
     return captured

@@ -244,3 +244,73 @@ def test_cast_backward_returns_input_dtype(device):
     y = ot.ones(2, device=device, requires_grad=True)
     (y.to("cpu") * 3).sum().backward()
     assert y.grad.device is y.device and y.grad.tolist() == [3.0, 3.0]
+
+
+def test_queue_callback_runs_after_the_whole_pass(device):
+    x = ot.tensor([1.0, 2.0], device=device, requires_grad=True)
+    w = ot.tensor([3.0, 4.0], device=device, requires_grad=True)
+    events = []
+
+    def on_x(g):
+        events.append("x hook")
+        autograd.queue_callback(lambda: events.append(
+            ("first", x.grad.tolist(), w.grad.tolist())))  # every leaf already has .grad
+        autograd.queue_callback(lambda: (events.append("second"),
+                                         autograd.queue_callback(lambda: events.append("third"))))
+    x.register_hook(on_x)
+    (x * w).sum().backward()
+    assert events == ["x hook", ("first", [3.0, 4.0], [1.0, 2.0]), "second", "third"]
+    # a callback belongs to one pass: the next backward runs none of the old ones
+    events.clear()
+    (x * 2).sum().backward()
+    assert events == ["x hook", ("first", [5.0, 6.0], [1.0, 2.0]), "second", "third"]
+
+
+def test_queue_callback_outside_backward_and_failing_pass(device):
+    with pytest.raises(RuntimeError, match="only be installed during the backward pass"):
+        autograd.queue_callback(lambda: None)
+    x = ot.ones(2, device=device, requires_grad=True)
+    ran = []
+
+    def bad(g):
+        autograd.queue_callback(lambda: ran.append(1))
+        raise ValueError("hook failed")
+    x.register_hook(bad)
+    with pytest.raises(ValueError, match="hook failed"):
+        (x * 2).sum().backward()
+    assert ran == []
+    with pytest.raises(RuntimeError, match="backward pass"):  # the failed pass left no state
+        autograd.queue_callback(lambda: None)
+
+
+def test_queue_callback_nested_backward_and_grad(device):
+    x = ot.tensor([2.0], device=device, requires_grad=True)
+    order = []
+
+    class Inner(autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            autograd.queue_callback(lambda: order.append("outer"))
+            y = ot.tensor([3.0], device=device, requires_grad=True)
+
+            def inner_hook(gy):
+                autograd.queue_callback(lambda: order.append("inner"))
+            y.register_hook(inner_hook)
+            with ot.enable_grad():       # a nested pass runs its own callbacks first
+                (y * y).sum().backward()
+            order.append("nested done")
+            return g
+    Inner.apply(x).sum().backward()
+    assert order == ["inner", "nested done", "outer"]
+    ran = []
+    y = x * x
+
+    def hook(g):
+        autograd.queue_callback(lambda: ran.append("grad"))
+    y.register_hook(hook)
+    (gx,) = autograd.grad(y.sum(), x)
+    assert gx.tolist() == [4.0] and ran == ["grad"]

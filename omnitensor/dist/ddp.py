@@ -15,8 +15,10 @@ all buckets are waited for and the averaged gradients are copied back into ``.gr
 
 ``find_unused_parameters=True``: after each forward the autograd graph is walked from the
 outputs; parameters it does not reach count as ready at once (contributing their current
-``.grad``, zeros when None), and a parameter that no rank used keeps its ``.grad``
-untouched (an extra small all-reduce of the used flags per iteration). Without it, a
+``.grad``, zeros when None), and so do, at the end of the backward pass (the engine's
+``queue_callback``), parameters it reached that got no gradient. A parameter that no rank
+used keeps its ``.grad`` untouched (an extra small all-reduce of the used flags per
+iteration). Without it, a
 parameter that gets no gradient leaves the reduction unfinished and the next forward
 raises, as in torch.
 
@@ -31,6 +33,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..core.graph import AccumulateGrad, is_grad_enabled, no_grad_ctx
+from ..autograd.engine import queue_callback
 from ..core.tensor import Tensor
 from ..nn.module import Module
 from . import collectives as C
@@ -248,8 +251,26 @@ class DistributedDataParallel(Module):
                 "DistributedDataParallel: a parameter received a gradient twice in one "
                 "iteration (a parameter marked unused by find_unused_parameters got a "
                 "gradient, or it is shared in a way the hook sees twice).")
-        self._started = True
+        if not self._started:
+            self._started = True
+            # torch's reducer finalises from the engine's final callback too: it runs once
+            # this backward pass is over, whatever reached (or did not reach) the leaves
+            queue_callback(self._end_of_backward)
         self._mark_ready(p, p.grad)
+
+    def _end_of_backward(self) -> None:
+        """Final callback of a backward pass that produced gradients. With
+        ``find_unused_parameters``, a parameter the graph reached but that got no gradient
+        (a ``Function`` returning None for it, a zero-weight branch the engine pruned) is
+        unused for this iteration: it contributes its current ``.grad`` like one the
+        forward did not reach, and the reduction finishes. Without it the iteration stays
+        open and the next forward raises, as torch's DDP does."""
+        if self._finished or not self.find_unused_parameters:
+            return
+        for q in self._params:
+            if id(q) not in self._ready:
+                self._unused.add(id(q))
+                self._mark_ready(q, q.grad)
 
     def _mark_ready(self, p: Tensor, grad: Tensor | None) -> None:
         b, i = self._where[id(p)]

@@ -10,6 +10,7 @@ from dist_helpers import DIST_DEVICES, needs_mpi, skip_absent
 
 #: the DDP worker's sections (keep in sync with SECTIONS in workers/ddp.py)
 SECTIONS = ["equivalence", "many_buckets", "no_sync", "find_unused",
+            "find_unused_reached_without_grad",
             "unfinished_reduction_error", "mismatched_models", "buffers_broadcast"]
 
 pytestmark = [pytest.mark.mpi, needs_mpi]

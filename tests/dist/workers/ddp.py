@@ -157,6 +157,52 @@ def s_find_unused() -> None:
         assert model.extra.weight.grad is not None
 
 
+class _IgnoreGate(ot.autograd.Function):
+    """Returns h; the gate is an input of the graph that gets no gradient (None)."""
+
+    @staticmethod
+    def forward(ctx, h, gate):
+        return h * 1
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None
+
+
+class Gated(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(6, 6)
+        self.gate = nn.Linear(6, 6)    # reached by the graph, never given a gradient
+        self.out = nn.Linear(6, 2)
+
+    def forward(self, x: ot.Tensor) -> ot.Tensor:
+        h = self.a(x).relu()
+        return self.out(_IgnoreGate.apply(h, self.gate(h)))
+
+
+def s_find_unused_reached_without_grad() -> None:
+    """A parameter the forward reaches but the backward gives no gradient: the end-of-
+    backward callback marks it unused, so the reduction finishes in the same backward."""
+    ot.manual_seed(4)
+    ref = Gated().to(DEVICE)
+    ot.manual_seed(4)
+    model = Gated().to(DEVICE)
+    ddp = DDP(model, find_unused_parameters=True, bucket_cap_mb=0.001)
+    x, y = batch(7)
+    xs = ot.tensor(x.cpu().numpy()[:, :6], device=DEVICE)
+    y = y % 2
+    for it in range(3):
+        for p in list(model.parameters()) + list(ref.parameters()):
+            p.grad = None
+        F.cross_entropy(ddp(mine(xs)), mine(y)).backward()
+        assert ddp._finished, "the reduction did not finish at the end of backward"
+        F.cross_entropy(ref(xs), y).backward()
+        grads_close(model, ref, f"reached-without-gradient iteration {it}")
+        assert model.gate.weight.grad is None and model.a.weight.grad is not None
+    ddp.remove_hooks()
+
+
 def s_unfinished_reduction_error() -> None:
     ot.manual_seed(3)
     model = Branchy().to(DEVICE)
@@ -197,6 +243,7 @@ def s_buffers_broadcast() -> None:
 
 SECTIONS = {"equivalence": s_equivalence, "many_buckets": s_many_buckets,
             "no_sync": s_no_sync, "find_unused": s_find_unused,
+            "find_unused_reached_without_grad": s_find_unused_reached_without_grad,
             "unfinished_reduction_error": s_unfinished_reduction_error,
             "mismatched_models": s_mismatched_models, "buffers_broadcast": s_buffers_broadcast}
 

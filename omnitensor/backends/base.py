@@ -183,6 +183,13 @@ class Backend:
         scalar) into ``dst`` in place; ``dst`` may be a strided view."""
         raise NotImplementedError
 
+    def assign_from_host(self, dst: Any, host: np.ndarray) -> None:
+        """Write the host array ``host`` (dst's shape and dtype) into ``dst`` in place
+        (``dst`` may be a strided view); ``host`` may be reused once this returns.
+        Backends override it to copy straight into dst's memory; this default makes a
+        device array first (an extra allocation and device copy)."""
+        self.assign(dst, self.from_numpy(host, self.device_index(dst)))
+
     # -------------------------------------------------------------------- elementwise
     def where(self, cond: Any, a: Any, b: Any) -> Any:
         """``a`` where ``cond`` else ``b``; cond is bool, a/b share a dtype, all broadcast

@@ -107,6 +107,15 @@ class CupyBackend(NamespaceBackend):
     def to_numpy(self, x):
         return cupy.asnumpy(x)  # waits for the stream
 
+    def assign_from_host(self, dst, host):
+        if dst.flags.c_contiguous:
+            with cupy.cuda.Device(dst.device.id):
+                dst.set(host)  # one host -> device copy on the current stream
+                # the caller may reuse host at once: wait for the (async) copy to read it
+                cupy.cuda.get_current_stream().synchronize()
+            return
+        super().assign_from_host(dst, host)
+
     def reshape(self, x, shape, copy=None):
         if copy:
             return cupy.reshape(x, shape).copy()

@@ -111,6 +111,11 @@ class NamespaceBackend(Backend):
     def assign(self, dst, src):
         dst[...] = src
 
+    def assign_from_host(self, dst, host):
+        # NumPy copies; dpnp copies host memory straight into the (strided) USM view,
+        # synchronously, about twice as fast as from_numpy + assign for 16 MB
+        dst[...] = host
+
     # ---------------------------------------------------------------- elementwise
     def where(self, cond, a, b):
         return self._where(cond, a, b)

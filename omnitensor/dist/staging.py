@@ -4,8 +4,8 @@ support).
 A ``cpu`` tensor's NumPy array *is* the buffer MPI uses when it is C-contiguous and
 writable: no copy either way (the benchmark target depends on it). Device tensors, and cpu
 tensors that are strided views, go through a C-contiguous host copy; results are written
-back with the backend's ``assign`` into the tensor's own storage, so views and aliases of
-it see the new values, as after torch's in-place collectives.
+back with the backend's ``assign_from_host`` into the tensor's own storage, so views and
+aliases of it see the new values, as after torch's in-place collectives.
 
 The device's queue is drained before MPI reads a buffer: ``to_numpy`` waits for the
 kernels that produce the array, and we also call ``synchronize`` explicitly because a
@@ -60,11 +60,9 @@ def write_buffer(t: Any, need_values: bool) -> tuple[np.ndarray, Callable[[], No
 
 
 def write_back(t: Any, host: np.ndarray) -> None:
-    """Copy ``host`` into t's storage in place (through views: the backend's assign)."""
-    dev = t._device
-    be = dev.backend
-    src = host if dev.type == "cpu" else be.from_numpy(host, dev.index)
-    be.assign(t._data, src)
+    """Copy ``host`` into t's storage in place (views of it see the values): straight
+    from host memory, with no device temporary (``assign_from_host``)."""
+    t._device.backend.assign_from_host(t._data, host)
     t._bump_version()
 
 

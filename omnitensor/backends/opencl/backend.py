@@ -208,6 +208,14 @@ class OpenCLBackend(Backend):
             return A.view(y, shape, c_strides(shape), 0)
         return A.view(x, shape, st, x.offset)
 
+    def assign_from_host(self, dst, host):
+        """A blocking write of host memory straight into a contiguous dst's buffer;
+        strided views go through a device copy (the base class's path)."""
+        if dst.contig:
+            memory.write_into(dst, host)
+        else:
+            super().assign_from_host(dst, host)
+
     def permute(self, x, axes):
         return A.permute(x, tuple(axes))
 

@@ -56,6 +56,20 @@ def _prune(pending: list) -> None:
     pending[:] = [e for e in pending if e.command_execution_status != done]
 
 
+def write_into(x: CLArray, host: np.ndarray) -> None:
+    """Copy the host array ``host`` (x's shape and dtype) into the contiguous array x,
+    blocking (so the caller may reuse ``host`` when this returns); in queue order after
+    the work already enqueued on x."""
+    if x.size == 0:
+        return
+    src = np.ascontiguousarray(host, dtype=x.dtype)
+    try:
+        cl.enqueue_copy(x.state.queue, x.data, src, dst_offset=x.offset * x.dtype.itemsize,
+                        is_blocking=True)
+    except cl.Error as e:
+        raise _transfer_error(x.state, "host -> device", src.nbytes, e) from None
+
+
 def to_numpy(x: CLArray) -> np.ndarray:
     """A host copy of x's values (waits for the work that produces them)."""
     if x.size == 0:

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .core import dtypes as _dt, host_fallback
+from .core.device import same_device
 from .core.graph import needs_grad, no_grad_ctx, record
 from .core.ops.creation import eye
 from .core.ops.linalg_ops import matmul, outer, tensordot, vecdot
@@ -137,6 +138,7 @@ def _slogdet_backward(node: Any, g: Tensor) -> tuple:
 
 def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
     """Solve ``x1 @ out = x2`` (x2 a vector stack when its last axis matches)."""
+    same_device("linalg.solve", x1, x2)
     a, b = _float(x1), _float(x2)
     d = _dt.promote_types(a.dtype, b.dtype)
     a, b = a.to(d), b.to(d)

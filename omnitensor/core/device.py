@@ -16,7 +16,8 @@ import threading
 from typing import Any, Union
 
 from ..backends import registry
-from ..errors import BackendUnavailableError, DeviceError
+from ..errors import (BackendUnavailableError, DeviceError, DeviceMismatchError,
+                      mismatch_message)
 
 __all__ = ["Device", "device", "devices", "get_default_device", "set_default_device",
            "DeviceLike"]
@@ -212,3 +213,15 @@ def get_default_device() -> Device:
 def _reset_environment_cache() -> None:
     """Forget the resolved ``OMNITENSOR_DEVICE`` (tests that change the variable)."""
     _env_resolved[0] = None
+
+
+def same_device(op: str, *tensors: Any) -> "Device":
+    """The device every tensor in ``tensors`` lives on; DeviceMismatchError naming ``op``,
+    both devices and the ``.to(...)`` fix otherwise. For ops whose operands must all be on
+    one device (elementwise ops also accept 0-d cpu tensors as values: see
+    ``ops/elementwise.py``)."""
+    dev = tensors[0]._device
+    for t in tensors[1:]:
+        if t._device is not dev:
+            raise DeviceMismatchError(mismatch_message(op, dev, t._device))
+    return dev

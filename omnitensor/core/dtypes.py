@@ -140,11 +140,13 @@ def as_dtype(obj: Any) -> DType:
         return _BY_NAME[obj]
     try:
         found = _BY_NP.get(np.dtype(obj))
-    except TypeError:
+    except (TypeError, ValueError):
         found = None
     if found is None:
+        what = (f"a {type(obj).__name__} (pass its .dtype)" if hasattr(obj, "shape")
+                else repr(obj))
         raise DTypeError(
-            f"unknown dtype {obj!r}; omnitensor supports "
+            f"unknown dtype {what}; omnitensor supports "
             + ", ".join(d.name for d in all_dtypes))
     return found
 
@@ -199,6 +201,8 @@ def promote_types(a: DType, b: DType) -> DType:
     (only ``uint64`` with a signed integer)."""
     r = _PROMOTION.get((a, b))
     if r is None:
+        if not (isinstance(a, DType) and isinstance(b, DType)):
+            return promote_types(as_dtype(a), as_dtype(b))  # names, NumPy dtypes...
         raise DTypeError(
             f"no common dtype for {a.name} and {b.name}: uint64 does not promote with signed "
             f"integers; cast one operand first, e.g. x.to(omnitensor.int64)")

@@ -221,6 +221,18 @@ def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None,
                          device=device or self.device, requires_grad=requires_grad)
 
 
+def flip_method(self: Tensor, *dims: Any, **kwargs: Any) -> Tensor:
+    """``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=...)`` (torch)."""
+    if dims:
+        kwargs["dims"] = dims[0] if len(dims) == 1 else dims
+    return sh.flip(self, **kwargs)
+
+
+def tile_method(self: Tensor, *reps: Any) -> Tensor:
+    """``x.tile(2, 1)`` or ``x.tile((2, 1))`` (torch)."""
+    return join.tile(self, reps[0] if len(reps) == 1 else reps)
+
+
 def where_method(self: Tensor, condition: Tensor, y: Any) -> Tensor:
     """torch's ``x.where(cond, y)``: self where cond else y."""
     return ternary.where(condition, self, y)
@@ -352,6 +364,8 @@ def _bind_methods() -> None:
                  "repeat_interleave"):
         setattr(T, name, getattr(join, name))
     T.t_ = _t_inplace
+    T.flip = flip_method
+    T.tile = tile_method
     T.squeeze = squeeze_method
     T.repeat = join.repeat_tensor
     T.view_as = lambda self, other: sh.view(self, other.shape)

@@ -108,3 +108,42 @@ def test_dlpack_roundtrip_cpu():
     assert_close(t, a)
     back = np.from_dlpack(ot.arange(4.0))
     assert back.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_from_dlpack_copy_semantics(device):
+    n = np.arange(3.0)
+    shared = ot.from_dlpack(n)
+    shared[0] = 5.0
+    assert n[0] == 5.0                      # None: zero-copy when possible
+    copied = ot.from_dlpack(n, copy=True)
+    copied[0] = 7.0
+    assert n[0] == 5.0                      # True: always a copy
+    x = ot.arange(4.0, device=device)
+    assert ot.from_dlpack(x) is x
+    c = ot.from_dlpack(x, copy=True)
+    assert c is not x and c.tolist() == x.tolist()
+    if device != "cpu":
+        with pytest.raises(BufferError, match="copy"):
+            ot.from_dlpack(x, device="cpu", copy=False)
+        host = ot.from_dlpack(x, device="cpu")
+        assert host.device == ot.device("cpu") and host.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_asarray_of_device_arrays_uses_dlpack():
+    """dpnp (and CuPy) arrays refuse implicit host conversion: asarray imports them
+    through DLPack, on their own device unless told otherwise."""
+    if "sycl:0" not in [str(d) for d in ot.devices()]:
+        pytest.skip("no sycl device here")
+    import dpnp
+    a = dpnp.arange(5.0, sycl_queue=ot.device("sycl:0").backend._queues[0])
+    t = ot.asarray(a)
+    assert t.device == ot.device("sycl:0") and t.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    t[1] = 50.0
+    assert float(a[1]) == 50.0              # zero-copy
+    assert ot.asarray(a, device="cpu").device == ot.device("cpu")
+    assert ot.asarray(a, dtype=ot.float32).dtype is ot.float32
+    c = ot.from_dlpack(a, copy=True)
+    c[0] = 99.0
+    assert float(a[0]) == 0.0
+    with pytest.raises(BufferError):
+        ot.from_dlpack(a, device="cpu", copy=False)

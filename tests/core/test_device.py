@@ -95,6 +95,44 @@ def test_mixing_devices_raises_with_fix(device):
     assert (a + ot.tensor(2.0)).device is ot.device(device)
 
 
+def test_multi_operand_ops_check_devices(device):
+    """Ops outside the elementwise path name both devices too, instead of computing on
+    the first operand's device or leaking a backend's error."""
+    if device == "cpu":
+        pytest.skip("needs a second device")
+    here = ot.ones(3, 3, dtype=ot.float32, device=device) + ot.eye(3, device=device)
+    cpu = ot.ones(3, 3, dtype=ot.float32)
+    cases = {"einsum": lambda a, b: ot.einsum("ij,jk->ik", a, b),
+             "searchsorted": lambda a, b: ot.searchsorted(a[0], b[0]),
+             "linalg.solve": lambda a, b: ot.linalg.solve(a, b),
+             "stack": lambda a, b: ot.stack([a, b]),
+             "matmul": lambda a, b: a @ b}
+    for name, f in cases.items():
+        for a, b in ((here, cpu), (cpu, here)):
+            with pytest.raises(ot.DeviceMismatchError, match=rf"{name}: .*{device}.*\.to\("):
+                f(a, b)
+    with pytest.raises(ot.DeviceMismatchError, match="index tensors must be on"):
+        cpu[ot.tensor([0, 1], device=device)]
+    with pytest.raises(ot.DeviceMismatchError, match="repeat"):
+        ot.repeat(cpu, ot.tensor([1, 2, 1], device=device), axis=0)
+    # cpu index tensors (and repeats) are accepted for device tensors, as in torch
+    assert here[ot.tensor([0, 2])].shape == (2, 3)
+    assert ot.repeat(here, ot.tensor([1, 0, 2]), axis=0).shape == (3, 3)
+
+
+def test_einsum_and_repeat_argument_errors(device):
+    x = ot.ones(2, 3, device=device)
+    with pytest.raises(ot.ShapeError, match="einsum: size of 'j' differs: 3 vs 2"):
+        ot.einsum("ij,jk->ik", x, x)  # before any backend's own einsum sees it
+    with pytest.raises(TypeError, match="subscripts string"):
+        ot.einsum(x, "ij")
+    with pytest.raises(ot.DTypeError, match="repeats must be an integer tensor"):
+        ot.repeat(x, ot.tensor([1.0, 2.0]), axis=0)
+    with pytest.raises(ot.DTypeError, match="pass its .dtype"):
+        ot.promote_types(x, ot.int64)
+    assert ot.promote_types("float32", ot.int64) is ot.float32
+
+
 def test_backend_unavailable_message_names_extra():
     from omnitensor.backends import registry
     be, why = registry.try_backend("cuda")

@@ -116,3 +116,19 @@ def test_pad(device):
     assert_close(pad_constant(t, [(0, 0), (1, 2), (2, 0)], 7),
                  np.pad(A, [(0, 0), (1, 2), (2, 0)], constant_values=7))
     assert_close(pad_constant(t, [(0, 0), (-1, 0), (0, -2)]), A[:, 1:, :2])
+
+
+def test_flip_tile_and_scatter_method_spellings_like_torch(device):
+    x = ot.arange(6, device=device).reshape(2, 3)
+    ref = np.arange(6).reshape(2, 3)
+    assert x.flip(0, 1).tolist() == ref[::-1, ::-1].tolist()
+    assert x.flip((1,)).tolist() == x.flip(dims=[1]).tolist() == ref[:, ::-1].tolist()
+    assert x.tile(2, 1).tolist() == np.tile(ref, (2, 1)).tolist()
+    assert x.tile((1, 2)).tolist() == np.tile(ref, (1, 2)).tolist()
+    i = ot.tensor([[0, 1, 0]], device=device)
+    z = ot.zeros(2, 3, device=device)
+    assert z.scatter(0, i, ot.ones(1, 3, device=device), reduce="add").tolist() == \
+        [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+    assert z.scatter(0, i, value=5.0).tolist() == [[5.0, 0.0, 5.0], [0.0, 5.0, 0.0]]
+    with pytest.raises(NotImplementedError, match="reduce='add'"):
+        z.scatter(0, i, 1.0, reduce="multiply")

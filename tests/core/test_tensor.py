@@ -137,3 +137,20 @@ def test_array_namespace(device):
     assert info.default_dtypes()["real floating"] is ot.float32
     assert "float32" in info.dtypes(device=device)
     assert x.to_device("cpu").device is ot.device("cpu")
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+def test_integer_pow_negative_exponents_like_torch(device, dtype):
+    """torch's values on every backend (NumPy raises, dpnp gives 0 for every base)."""
+    base = [2, 3, 1, -1, 0, -1, 5, -2]
+    exp = [-1, 2, -3, -3, -1, -2, 0, 3]
+    dt = getattr(ot, dtype)
+    b, e = ot.tensor(base, dtype=dt, device=device), ot.tensor(exp, dtype=dt, device=device)
+    assert (b ** e).tolist() == [0, 9, 1, -1, 0, 1, 1, -8]
+    assert (b ** e).dtype is dt
+    assert (1 ** e).tolist() == [1] * 8
+    assert ((-1) ** e).tolist() == [-1, 1, -1, -1, -1, 1, 1, -1]
+    assert (2 ** e).tolist() == [0, 4, 0, 0, 0, 0, 1, 8]
+    with pytest.raises(ot.DTypeError, match="negative integer powers"):
+        b ** -1
+    assert (b ** 2).tolist() == [v * v for v in base]

@@ -134,6 +134,13 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
         out = obj.to(dev)
         out = out if d is None else out.to(d)
         return out.detach()
+    if _device_dlpack(obj):
+        t = from_dlpack(obj, device=device, copy=copy)
+        if d is None or d is t._dtype:
+            return t
+        if copy is False:
+            raise ValueError("asarray(copy=False): a copy is needed to change the dtype")
+        return t.to(d)
     dev = resolve_device(device)
     arr, natural = _host_array(obj)
     d = d or natural
@@ -154,24 +161,57 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Tensor:
-    """Import an array through DLPack (zero-copy where the producer and device allow)."""
+    """Import an array through DLPack: zero-copy where the producer's memory can be this
+    device's; ``copy=True`` always copies, ``copy=False`` never does (BufferError when the
+    requested ``device`` needs a copy), None copies only when needed."""
+    want = None if device is None else resolve_device(device)
     if isinstance(x, Tensor):
-        return x if device is None else x.to(device)
+        t = x
+    else:
+        t = _import_dlpack(x, want, copy)
+    if want is not None and want is not t._device:
+        if copy is False:
+            raise BufferError(f"from_dlpack(copy=False): the array is on {t.device}; moving "
+                              f"it to {want} needs a copy (pass copy=None or copy=True)")
+        return t.to(want)  # a new buffer: copy=True is satisfied
+    if copy and (isinstance(x, Tensor) or t._device.type != "cpu"):
+        return t.clone().detach()  # host imports below already copied when asked
+    return t
+
+
+def _import_dlpack(x: Any, want: Any, copy: bool | None) -> Tensor:
+    """x as a tensor on the device its memory lives on (a host copy when ``want`` is cpu
+    and the producer can export one)."""
     dl_dev = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else 1
-    if dl_dev in (1, 3):  # kDLCPU, kDLCUDAHost
-        arr = np.from_dlpack(x)
-        t = from_host(np.array(arr) if copy else arr, as_device("cpu"))
-        return t if device is None else t.to(device)
+    host_wanted = want is not None and want.type == "cpu"
+    if dl_dev in (1, 3) or host_wanted:  # kDLCPU, kDLCUDAHost, or a host copy requested
+        kw: dict[str, Any] = {} if dl_dev in (1, 3) else {"device": "cpu"}
+        try:
+            arr = np.from_dlpack(x, copy=copy, **kw)
+        except TypeError:  # a producer without the 2023.12 keywords
+            arr = np.from_dlpack(x)
+            if copy:
+                arr = np.array(arr)
+        return from_host(arr, as_device("cpu"))
+    from ...backends import registry
     for type_ in ("cuda", "sycl"):
-        from ...backends import registry
         be, _why = registry.try_backend(type_)
         if be is not None and hasattr(be, "from_dlpack") and be.accepts_dlpack_device(dl_dev):
             data, index = be.from_dlpack(x)
-            dev = as_device(type_, index)
-            t = _make(data, dev, _dt.as_dtype(data.dtype))
-            return t if device is None else t.to(device)
+            return _make(data, as_device(type_, index), _dt.as_dtype(data.dtype))
     raise BufferError(f"from_dlpack: no installed backend accepts DLPack device type "
                       f"{dl_dev}; convert to NumPy first")
+
+
+def _device_dlpack(obj: Any) -> bool:
+    """Whether obj is a foreign array in device memory (CuPy, dpnp, torch.cuda...) that
+    only DLPack can import without a host round trip."""
+    if isinstance(obj, (np.ndarray, np.generic, list, tuple)) or isinstance(obj, _SCALARS):
+        return False
+    try:
+        return hasattr(obj, "__dlpack__") and obj.__dlpack_device__()[0] not in (1, 3)
+    except Exception:  # noqa: BLE001 - a broken producer: let the host path report it
+        return False
 
 
 # -------------------------------------------------------------------- filled tensors

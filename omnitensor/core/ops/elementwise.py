@@ -24,7 +24,8 @@ from ..tensor import Tensor, _make
 from . import dtype_rules as R
 from .elementwise_forwards import (_identity_for_integers, _float_predicate, _signbit,
                                   _positive, _real_part, _imag_part, _conj_forward, _rsqrt,
-                                  _sigmoid, _relu, _floor_divide, _expm1, _tanh, _PY_OF_KIND)
+                                  _sigmoid, _relu, _floor_divide, _expm1, _tanh, _pow,
+                                  _PY_OF_KIND)
 
 _new = object.__new__
 _SCALARS = (bool, int, float, complex)
@@ -470,7 +471,7 @@ BINARY_OPS: dict[str, BinaryOp] = {op.name: op for op in [
       forward=_floor_divide),
     B("remainder", R.b_real_numeric,
       lambda g, a, b, y: (g, -g * (a // b) if isinstance(b, Tensor) else None), "a,b"),
-    B("pow", R.b_pow, _pow_grads, "a,b,out"),
+    B("pow", R.b_pow, _pow_grads, "a,b,out", forward=_pow),
     B("maximum", R.b_real, lambda g, a, b, y: _max_grads(g, a, b, y, lambda p, q: p > q),
       "a,b"),
     B("minimum", R.b_real, lambda g, a, b, y: _max_grads(g, a, b, y, lambda p, q: p < q),

@@ -89,6 +89,32 @@ def _floor_divide(be: Any, a: Any, b: Any, cd: _dt.DType) -> Any:
     return be.where(m, be.floor(be.divide(a, b)), q)
 
 
+def _pow(be: Any, a: Any, b: Any, cd: _dt.DType) -> Any:
+    """pow; for signed integers, torch's values where an exponent tensor holds negative
+    numbers (``1 ** -n = 1``, ``(-1) ** -n = +-1``, any other base 0), where NumPy
+    raises and dpnp gives 0 for every base. A negative Python-int exponent raises, as in
+    torch."""
+    if cd.kind != "i":
+        return be.pow(a, b)
+    if isinstance(b, int):
+        if b < 0:
+            raise _dt.DTypeError("pow: integers to negative integer powers are not allowed "
+                                 "(as in torch); use a float base, e.g. x.float() ** -1")
+        return be.pow(a, b)
+    neg = be.less(b, 0)
+    r = be.pow(a, be.where(neg, 0, b))
+    odd = be.astype(be.not_equal(be.remainder(b, 2), 0), cd.np)
+    sign = be.subtract(1, be.multiply(odd, 2))               # (-1) ** b for b < 0
+    if isinstance(a, int):
+        at_neg = be.multiply(sign, int(a == -1))
+        if a == 1:
+            at_neg = be.add(at_neg, 1)
+    else:
+        at_neg = be.add(be.astype(be.equal(a, 1), cd.np),
+                        be.multiply(be.astype(be.equal(a, -1), cd.np), sign))
+    return be.where(neg, at_neg, r)
+
+
 def _expm1(be: Any, x: Any, cd: _dt.DType) -> Any:
     """expm1; for complex non-finite inputs, exp(z) - 1 (the standard's special values,
     which NumPy's complex expm1 does not give)."""

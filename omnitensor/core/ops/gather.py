@@ -99,9 +99,19 @@ def _scatter_backward(node: Any, g: Tensor) -> tuple:
     return gx, gs
 
 
-def scatter(x: Tensor, dim: int, index: Tensor, src: Any) -> Tensor:
-    """Out of place: ``out[index[i][j]][j] = src[i][j]`` for dim 0 (torch)."""
-    return _scatter(x, dim, index, src, False, "scatter")
+def scatter(x: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
+            reduce: str | None = None) -> Tensor:
+    """Out of place: ``out[index[i][j]][j] = src[i][j]`` for dim 0 (torch); ``src`` a
+    tensor or a scalar (torch's ``value=``); ``reduce='add'`` sums into x like
+    ``scatter_add``."""
+    if src is None:
+        if value is None:
+            raise TypeError("scatter: pass src (a tensor or a scalar) or value=")
+        src = value
+    if reduce not in (None, "add"):
+        raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported; "
+                                  f"reduce='add' (scatter_add) is")
+    return _scatter(x, dim, index, src, reduce == "add", "scatter")
 
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:

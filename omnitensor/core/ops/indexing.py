@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import IndexOutOfRangeError, ShapeError
+from ...errors import DeviceMismatchError, IndexOutOfRangeError, ShapeError
 from .. import dtypes as _dt
 from ..graph import needs_grad, no_grad_ctx, record
 from ..shape_util import broadcast_shapes
@@ -58,9 +58,12 @@ def normalize_key(x: Tensor, key: Any) -> _Key:
             if k._device is not x._device and not (k.ndim == 0 and k._device.type == "cpu"):
                 if k._device.type == "cpu":
                     k = k.to(x._device)
-                else:
-                    raise IndexError(f"indices on {k.device} cannot index a tensor on "
-                                     f"{x.device}; move them with .to('{x.device}')")
+                else:  # torch: indices on cpu or on the indexed tensor's device
+                    raise DeviceMismatchError(
+                        f"indices on {k.device} cannot index a tensor on {x.device}: index "
+                        f"tensors must be on the indexed tensor's device"
+                        f"{'' if x._device.type == 'cpu' else ' or on cpu'}; move them with "
+                        f".to('{x.device}')")
             if k._dtype.kind not in "biu":
                 raise IndexError(f"tensors used as indices must be long, int or bool tensors, "
                                  f"got {k.dtype.name}")
@@ -283,7 +286,7 @@ def _value_data(x: Tensor, value: Any, shape: tuple) -> Any:
         if value._device is not x._device:
             if value.ndim == 0 and value._device.type == "cpu":
                 return _scalar_of(x, value.item())
-            from ...errors import DeviceMismatchError, mismatch_message
+            from ...errors import mismatch_message
             raise DeviceMismatchError(mismatch_message("setitem", x.device, value.device))
         data = value._data if value._dtype is x._dtype else be.astype(value._data, x._dtype.np)
         if data.shape != shape:

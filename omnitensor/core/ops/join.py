@@ -5,6 +5,7 @@ from typing import Any, Sequence
 
 from ...errors import ShapeError
 from .. import dtypes as _dt
+from ..device import same_device
 from ..graph import needs_grad, record
 from ..shape_util import normalize_axis
 from ..tensor import Tensor, _make
@@ -81,6 +82,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: Any = None) -> Tenso
         dim = axis
     if not tensors:
         raise ValueError("stack: expected a non-empty sequence of tensors")
+    _promote_all(tensors, "stack")  # types and devices, named as stack's errors
     shape = tensors[0].shape
     for t in tensors[1:]:
         if t.shape != shape:
@@ -213,8 +215,18 @@ def repeat(x: Tensor, repeats: Any, /, *, axis: int | None = None) -> Tensor:
         out = unsqueeze(x, a + 1).broadcast_to(shape[:a + 1] + (repeats,) + shape[a + 1:])
         return out.reshape(shape[:a] + (shape[a] * repeats,) + shape[a + 1:])
     import numpy as np
-    reps = np.asarray(repeats.tolist() if isinstance(repeats, Tensor) else repeats,
-                      dtype=np.int64).reshape(-1)
+    if isinstance(repeats, Tensor):
+        if repeats._dtype.kind not in "iu":
+            raise _dt.DTypeError(f"repeat: repeats must be an integer tensor, got "
+                                 f"{repeats.dtype.name}")
+        if repeats._device is not x._device and repeats._device.type != "cpu":
+            same_device("repeat", x, repeats)
+        repeats = repeats.tolist()
+    reps = np.asarray(repeats)
+    if reps.dtype.kind not in "iu" and reps.size:
+        raise _dt.DTypeError(f"repeat: repeats must be integers, got {reps.dtype.name} "
+                             f"values")
+    reps = reps.astype(np.int64).reshape(-1)
     if reps.size == 1:
         return repeat(x, int(reps[0]), axis=a)
     if reps.size != x.shape[a] or (reps < 0).any():

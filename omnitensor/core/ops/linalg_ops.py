@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 from ...errors import ShapeError
 from .. import dtypes as _dt
+from ..device import same_device
 from ..graph import needs_grad, record
 from ..shape_util import broadcast_shapes, normalize_axis, prod
 from ..tensor import Tensor, _make
@@ -231,7 +232,16 @@ def einsum(subscripts: str, *operands: Any) -> Tensor:
     needed)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    if not isinstance(subscripts, str):
+        raise TypeError(f"einsum: the first argument must be the subscripts string (e.g. "
+                        f"'ij,jk->ik'), got {type(subscripts).__name__}")
+    for o in operands:
+        if not isinstance(o, Tensor):
+            raise TypeError(f"einsum: operands must be Tensors, got {type(o).__name__}")
     terms, out = _parse_einsum(subscripts, operands)
+    if operands:
+        same_device("einsum", *operands)
+        _einsum_sizes(terms, operands)
     fast = getattr(operands[0]._device.backend, "einsum", None) if operands else None
     if fast is not None and not needs_grad(*operands):
         d = operands[0]._dtype
@@ -266,6 +276,18 @@ def einsum(subscripts: str, *operands: Any) -> Tensor:
     if term != out:
         t = t.permute(*[term.index(c) for c in out])
     return t
+
+
+def _einsum_sizes(terms: Sequence[str], operands: Sequence[Tensor]) -> None:
+    """Each letter has one size across the operands (1 broadcasts), checked before any
+    backend sees the operands (their own errors would name NumPy's or dpnp's internals)."""
+    size: dict[str, int] = {}
+    for term, t in zip(terms, operands):
+        for c, n in zip(term, t.shape):
+            m = size.get(c, 1)
+            if m != n and 1 not in (m, n):
+                raise ShapeError(f"einsum: size of '{c}' differs: {m} vs {n}")
+            size[c] = max(m, n)
 
 
 def _contract(a: Tensor, at: str, b: Tensor, bt: str, later: str) -> tuple[Tensor, str]:

@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 from ...errors import ShapeError
 from .. import dtypes as _dt
+from ..device import same_device
 from ..graph import needs_grad, no_grad_ctx
 from ..shape_util import normalize_axis
 from ..tensor import Tensor, _make
@@ -167,6 +168,7 @@ def searchsorted(x1: Tensor, x2: Any, /, *, side: str = "left", sorter: Tensor |
     if not isinstance(x2, Tensor):
         from .creation import tensor
         x2 = tensor(x2, device=x1.device)
+    same_device("searchsorted", x1, x2, *([sorter] if sorter is not None else []))
     if sorter is not None:
         from .gather import gather, take
         x1 = take(x1, sorter) if x1.ndim == 1 else gather(x1, -1, sorter)

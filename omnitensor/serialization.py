@@ -140,6 +140,7 @@ def save(obj: Any, f: str | os.PathLike | Any, *, metadata: dict[str, str] | Non
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a saved file is ordinary
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -149,20 +150,27 @@ def save(obj: Any, f: str | os.PathLike | Any, *, metadata: dict[str, str] | Non
         raise
 
 
+def _umask() -> int:
+    mask = os.umask(0o22)  # the only way to read it is to set it; put it back at once
+    os.umask(mask)
+    return mask
+
+
 # --------------------------------------------------------------------------- decode
 def _read_header(data: bytes, name: str) -> dict[str, Any]:
     """Check the safetensors framing ourselves, so that every failure names its cause."""
-    if len(data) < 8:
-        if data[:2] == b"\x80\x02" or data[:1] == b"\x80":
-            raise CheckpointError(f"{name} is a Python pickle, not an omnitensor checkpoint; "
-                                  f"pickles are refused because loading one can run code")
-        raise CheckpointError(f"{name} is truncated or not a checkpoint: {len(data)} bytes, "
-                              f"too short for a safetensors header")
-    if data[:1] == b"\x80":
+    # a safetensors file is an 8-byte little-endian header length, then a JSON object: its
+    # first byte is the length's low byte, which can be anything (0x80 included), so test
+    # the framing before guessing at foreign formats from the first bytes
+    framed = len(data) >= 9 and data[8:9] == b"{"
+    if not framed and len(data) >= 2 and data[0] == 0x80 and 2 <= data[1] <= 5:
         raise CheckpointError(f"{name} is a Python pickle (e.g. torch.save's legacy format), "
                               f"not an omnitensor checkpoint; pickles are refused because "
                               f"loading one can run arbitrary code")
-    if data[:4] == b"PK\x03\x04":
+    if len(data) < 8:
+        raise CheckpointError(f"{name} is truncated or not a checkpoint: {len(data)} bytes, "
+                              f"too short for a safetensors header")
+    if not framed and data[:4] == b"PK\x03\x04":
         raise CheckpointError(f"{name} is a zip archive (torch.save's format, which holds a "
                               f"pickle), not an omnitensor checkpoint; it is refused because "
                               f"loading a pickle can run arbitrary code. Convert it with "

@@ -167,3 +167,29 @@ def test_missing_safetensors_names_the_extra(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, cwd=tmp_path)
     assert "pip install 'omnitensor[checkpoint]'" in out.stdout, out.stderr
+
+
+def test_header_lengths_whose_low_byte_looks_like_a_pickle(tmp_path):
+    """The first byte of a safetensors file is the header length's low byte: 0x80 (and
+    0x80 0x02, a pickle-2 prefix) must still load."""
+    import struct
+    path = tmp_path / "c.ot"
+    hits = 0
+    for n in range(200):
+        ot.save({"k" * n: 1, "w": ot.ones(2)}, path)
+        raw = path.read_bytes()
+        (length,) = struct.unpack("<Q", raw[:8])
+        hits += raw[0] == 0x80
+        back = ot.load(path)
+        assert back["k" * n] == 1 and back["w"].tolist() == [1.0, 1.0], length
+    assert hits, "no header length with low byte 0x80 was exercised"
+
+
+def test_saved_file_permissions_follow_umask(tmp_path):
+    import stat
+    old = os.umask(0o022)
+    try:
+        ot.save({"a": 1}, tmp_path / "p.ot")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "p.ot").st_mode) == 0o644

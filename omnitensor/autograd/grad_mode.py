@@ -32,10 +32,8 @@ class _GradModeContext:
         return wrapper
 
 
-class no_grad(_GradModeContext):
-    """Disable graph recording: ``with no_grad():``, ``@no_grad()`` or ``@no_grad``."""
-
-    _target = False
+class _BareDecorator(_GradModeContext):
+    """A switch that is also a decorator without parentheses (``@no_grad``), as in torch."""
 
     def __new__(cls, orig_func: Callable | None = None) -> Any:
         if orig_func is None:
@@ -43,8 +41,14 @@ class no_grad(_GradModeContext):
         return super().__new__(cls)(orig_func)
 
 
-class enable_grad(_GradModeContext):
-    """Enable graph recording inside a ``no_grad`` block."""
+class no_grad(_BareDecorator):
+    """Disable graph recording: ``with no_grad():``, ``@no_grad()`` or ``@no_grad``."""
+
+    _target = False
+
+
+class enable_grad(_BareDecorator):
+    """Enable graph recording inside a ``no_grad`` block (``@enable_grad`` too)."""
 
     _target = True
 
@@ -77,9 +81,17 @@ class set_grad_enabled(_GradModeContext):
 
 
 class inference_mode(_GradModeContext):
-    """Like ``no_grad``, for pure inference (``inference_mode(False)`` is a no-op)."""
+    """Like ``no_grad``, for pure inference (``inference_mode(False)`` is a no-op);
+    ``@inference_mode`` and ``@inference_mode()`` decorate too."""
 
-    def __init__(self, mode: bool = True) -> None:
+    def __new__(cls, mode: Any = True) -> Any:
+        self = super().__new__(cls)
+        if callable(mode):  # used as a bare decorator: mode is the function
+            self._enabled = True
+            return self(mode)
+        return self
+
+    def __init__(self, mode: Any = True) -> None:
         self._enabled = bool(mode)
 
     def __call__(self, fn: Callable) -> Callable:

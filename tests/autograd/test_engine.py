@@ -314,3 +314,27 @@ def test_queue_callback_nested_backward_and_grad(device):
     y.register_hook(hook)
     (gx,) = autograd.grad(y.sum(), x)
     assert gx.tolist() == [4.0] and ran == ["grad"]
+
+
+def test_grad_modes_as_bare_decorators():
+    @ot.enable_grad
+    def enabled():
+        return ot.is_grad_enabled()
+
+    @ot.inference_mode
+    def inference():
+        return ot.is_grad_enabled(), autograd.is_inference_mode_enabled()
+
+    @ot.no_grad
+    def disabled():
+        return ot.is_grad_enabled()
+    with ot.no_grad():
+        assert enabled() is True
+    assert inference() == (False, True) and disabled() is False
+    assert ot.is_grad_enabled() and enabled.__name__ == "enabled"
+
+
+def test_pow_gradient_with_zero_tensor_exponent_like_torch(device):
+    x = ot.tensor([0.0, 2.0, 0.0], requires_grad=True, device=device)
+    (x ** ot.tensor([0.0, 0.0, 1.0], device=device)).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 1.0]     # not NaN at 0 ** 0

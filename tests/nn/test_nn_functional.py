@@ -257,3 +257,36 @@ def test_dtype_follows_input(device):
         assert F.linear(x.double(), ot.ones(2, 3, device=device, dtype=ot.float64)).dtype \
             is ot.float64
     assert math.isfinite(float(F.mse_loss(x, x * 2)))
+
+
+def test_losses_at_the_edges_give_torch_gradients(device):
+    """Saturated BCE probabilities and fully ignored batches: finite (or zero) gradients
+    where a naive formula gives NaN and poisons the weights."""
+    p = ot.tensor([0.0, 1.0, 0.5], requires_grad=True, device=device)
+    loss = F.binary_cross_entropy(p, ot.tensor([1.0, 0.0, 1.0], device=device))
+    loss.backward()
+    assert abs(loss.item() - 66.8977) < 1e-3
+    g = p.grad.cpu().numpy()
+    np.testing.assert_allclose(g, [-1 / 3e-12, 1 / 3e-12, -2 / 3], rtol=1e-5)
+    p = ot.tensor([0.0, 1.0], requires_grad=True, device=device)
+    F.binary_cross_entropy(p, ot.tensor([0.0, 1.0], device=device)).backward()
+    assert p.grad.tolist() == [0.0, 0.0]
+    ignored = ot.tensor([-100, -100], device=device)
+    for loss_fn in (lambda x: F.cross_entropy(x, ignored),
+                    lambda x: F.cross_entropy(x, ignored, label_smoothing=0.1),
+                    lambda x: F.cross_entropy(x, ignored, weight=ot.ones(3, device=device)),
+                    lambda x: F.nll_loss(F.log_softmax(x, 1), ignored)):
+        x = ot.randn(2, 3, requires_grad=True, device=device)
+        loss = loss_fn(x)
+        loss.backward()
+        assert np.isnan(loss.item()) and x.grad.tolist() == [[0.0] * 3] * 2
+
+
+def test_bce_gradcheck_with_weight(device):
+    if not ot.device(device).backend.device_info(ot.device(device).index).get("fp64", True):
+        pytest.skip("no float64")
+    p = ot.tensor([0.3, 0.6, 0.9], dtype=ot.float64, requires_grad=True, device=device)
+    y = ot.tensor([0.2, 0.7, 1.0], dtype=ot.float64, requires_grad=True, device=device)
+    w = ot.tensor([1.0, 2.0, 0.5], dtype=ot.float64, device=device)
+    assert ot.autograd.gradcheck(lambda a, b: F.binary_cross_entropy(a, b, weight=w), (p, y))
+    assert ot.autograd.gradgradcheck(lambda a, b: F.binary_cross_entropy(a, b), (p, y))

@@ -438,6 +438,8 @@ def _pow_grads(g: Tensor, a: Any, b: Any, out: Any) -> tuple:
     if isinstance(a, Tensor) and a.requires_grad:
         if isinstance(b, (int, float)) and b == 0:
             ga = g * 0
+        elif isinstance(b, Tensor):  # torch: 0 where b == 0, even at a == 0 (0 * inf)
+            ga = where(b == 0, 0, g * _conj(b * a ** (b - 1)))
         else:
             ga = g * _conj(b * a ** (b - 1))
     if isinstance(b, Tensor) and b.requires_grad:

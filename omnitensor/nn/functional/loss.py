@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...core.graph import needs_grad, no_grad_ctx, record
+from ...core.ops.creation import full_like
 from ...core.tensor import Tensor
 from . import _fast
 from ._utils import INDEX_CACHE, differentiable_backward, reduce, reduction_check
@@ -124,7 +125,13 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
         return loss.reshape(out_shape)
     if reduction == "sum":
         return loss.sum()
-    return loss.sum() / wt.sum()
+    # torch: every target ignored gives a NaN loss but zero gradients (a fully padded
+    # batch must not poison the weights), so the division's gradient uses a safe 1
+    total = wt.sum()
+    empty = total == 0
+    with no_grad_ctx():
+        nan_if_empty = full_like(total, float("nan")).where(empty, 0.0)
+    return loss.sum() / total.where(empty.logical_not(), 1.0) + nan_if_empty
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
@@ -270,14 +277,16 @@ def _cross_entropy_plain_backward(node: Any, g: Tensor) -> tuple:
         hitf, validf = _fast.make(node.hitf, x), _fast.make(node.validf, x)
         grad = (p - hitf) * validf.unsqueeze(1)
         if node.reduction == "mean":
-            return (grad * (g / _fast.make(node.denom, x)),)
+            denom = _fast.make(node.denom, x)
+            return (grad * (g / denom.where(denom != 0, 1.0)),)  # all ignored: zeros
         return (grad * (g if node.reduction == "sum" else g.unsqueeze(1)),)
     shape = node.hitf.shape
     grad = be.exp(node.logp)
     be.subtract(grad, node.hitf, out=grad)
     col = node.validf
-    if node.reduction == "mean":
-        col = be.multiply(col, be.broadcast_to(be.divide(g._data, node.denom), col.shape))
+    if node.reduction == "mean":  # every target ignored: col is 0, keep it 0 (not NaN)
+        denom = be.where(be.equal(node.denom, 0), 1, node.denom)
+        col = be.multiply(col, be.broadcast_to(be.divide(g._data, denom), col.shape))
     elif node.reduction == "sum":
         col = be.multiply(col, be.broadcast_to(g._data, col.shape))
     else:
@@ -302,8 +311,8 @@ def _cross_entropy_backward(node: Any, g: Tensor) -> tuple:
             w = node.weight
             smooth = (p * w.sum() - w) * valid
         grad = grad * (1.0 - eps) + smooth * (eps / c)
-    if node.reduction == "mean":
-        grad = grad * (g / node.denom)
+    if node.reduction == "mean":  # every target ignored: a zero gradient, not NaN
+        grad = grad * (g / node.denom.where(node.denom != 0, 1.0))
     elif node.reduction == "sum":
         grad = grad * g
     else:
@@ -321,12 +330,29 @@ def binary_cross_entropy(input: Tensor, target: Tensor,  # noqa: A002
     if target.shape != input.shape:
         raise ValueError(f"binary_cross_entropy: target size {tuple(target.shape)} must be "
                          f"the same as input size {tuple(input.shape)}")
-    log_x = input.log().clamp(min=-100.0)
-    log_1mx = (1.0 - input).log().clamp(min=-100.0)
-    loss = -(target * log_x + (1.0 - target) * log_1mx)
+    with no_grad_ctx():
+        log_x = input.log().clamp(min=-100.0)
+        log_1mx = (1.0 - input).log().clamp(min=-100.0)
+        loss = -(target * log_x + (1.0 - target) * log_1mx)
+    if needs_grad(input, target):
+        record("BinaryCrossEntropyBackward0", _bce_backward, loss, (input, target),
+               (input, target))
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
+
+
+def _bce_backward(node: Any, g: Tensor) -> tuple:
+    """torch's closed forms: ``(x - y) / max(x (1 - x), 1e-12)`` for the input, finite
+    where the clamped logs have a zero derivative (x of exactly 0 or 1), and
+    ``log(1 - x) - log(x)`` (clamped as in the forward) for the target."""
+    x, y = node.saved_tensors
+    gx = gy = None
+    if node.needs_input_grad[0]:
+        gx = g * (x - y) / (x * (1.0 - x)).clamp(min=1e-12)
+    if node.needs_input_grad[1]:  # recomputed from x: differentiable under create_graph
+        gy = g * ((1.0 - x).log().clamp(min=-100.0) - x.log().clamp(min=-100.0))
+    return gx, gy
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A002

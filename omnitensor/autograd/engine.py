@@ -19,8 +19,28 @@ from ..core.tensor import Tensor, _make
 
 __all__ = ["backward", "grad", "queue_callback"]
 
-#: per thread, one callback list per running backward (a hook may start a nested one)
+#: per thread, one entry per running backward pass (a hook may start a nested one)
 _running = threading.local()
+
+
+class _Pass:
+    """A running backward pass: its final callbacks, and whether it accumulates into
+    every leaf's ``.grad`` (``backward()`` without ``inputs=``) or only computes chosen
+    gradients (``autograd.grad``, ``backward(inputs=...)``)."""
+
+    __slots__ = ("callbacks", "accumulates_all")
+
+    def __init__(self, accumulates_all: bool) -> None:
+        self.callbacks: list = []
+        self.accumulates_all = accumulates_all
+
+
+def current_pass_accumulates_all() -> bool | None:
+    """For code running inside a backward pass (hooks, ``Function.backward``): True when
+    the pass writes every reached leaf's ``.grad``, False for ``autograd.grad`` or
+    ``backward(inputs=...)``, None outside a backward pass."""
+    stack = getattr(_running, "stack", None)
+    return stack[-1].accumulates_all if stack else None
 
 
 def queue_callback(callback: Callable[[], Any]) -> None:
@@ -36,7 +56,7 @@ def queue_callback(callback: Callable[[], Any]) -> None:
                            "backward)")
     if not callable(callback):
         raise TypeError(f"queue_callback: expected a callable, got {type(callback).__name__}")
-    stack[-1].append(callback)
+    stack[-1].callbacks.append(callback)
 
 
 def _run_callbacks(callbacks: list) -> None:
@@ -302,8 +322,9 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
     stack = getattr(_running, "stack", None)
     if stack is None:
         stack = _running.stack = []
-    callbacks: list = []
-    stack.append(callbacks)
+    this_pass = _Pass(accumulate and targets is None)
+    callbacks = this_pass.callbacks
+    stack.append(this_pass)
     _mode.enabled = create_graph  # backward formulas record only for create_graph
     done = False
     try:

@@ -1,4 +1,5 @@
 """Custom autograd.Function, checkpoint, gradcheck utilities."""
+import numpy as np
 import pytest
 
 import omnitensor as ot
@@ -91,3 +92,30 @@ def test_checkpoint_matches_plain(device):
     assert out.grad_fn is not None
     out.sum().backward()
     assert ot.allclose(w.grad, ref_w) and ot.allclose(x.grad, ref_x)
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_checkpoint_variants_like_torch(device, reentrant):
+    w = ot.tensor([1.0, 2.0], device=device, requires_grad=True)
+    x = ot.tensor([3.0, 4.0], device=device)  # requires no grad
+    out = autograd.checkpoint(lambda a: (a * w).sin(), x, use_reentrant=reentrant)
+    if reentrant:  # torch: no argument requires grad -> nothing recorded
+        assert not out.requires_grad
+    else:  # torch: the parameter inside gets its gradient anyway
+        out.sum().backward()
+        np.testing.assert_allclose(w.grad.cpu().numpy(), [3 * np.cos(3.0), 4 * np.cos(8.0)],
+                                   rtol=1e-5)
+    w.grad = None
+    xg = ot.tensor([3.0, 4.0], device=device, requires_grad=True)
+    loss = autograd.checkpoint(lambda a: a * w, xg, use_reentrant=reentrant).sum()
+    if reentrant:
+        with pytest.raises(RuntimeError, match="not compatible with autograd.grad"):
+            autograd.grad(loss, xg)
+    else:
+        (gx,) = autograd.grad(loss, xg)
+        assert gx.tolist() == [1.0, 2.0] and w.grad is None  # no .grad side effects
+    plain = autograd.checkpoint(lambda a: a * 2, ot.ones(2, device=device),
+                                use_reentrant=reentrant)
+    assert not plain.requires_grad and plain.tolist() == [2.0, 2.0]
+    with ot.no_grad():
+        assert autograd.checkpoint(lambda a: a * w, xg).grad_fn is None

@@ -167,6 +167,18 @@ def synchronize(device: _Any = None) -> None:
     dev.synchronize()
 
 
+def empty_cache(device: _Any = None) -> None:
+    """Give memory cached by the backends' pools but used by no tensor back to the driver
+    (torch's ``cuda.empty_cache``), for ``device`` or every loaded backend when None."""
+    if device is not None:
+        dev = globals()["device"](device)
+        dev.backend.empty_cache(dev.index)
+        return
+    from .backends.registry import loaded_backends
+    for be in loaded_backends().values():
+        be.empty_cache(None)
+
+
 _LAZY = {"nn", "optim", "data", "dist", "utils", "linalg", "fft", "cuda", "testing",
          "conformance", "serialization"}
 

@@ -112,6 +112,10 @@ class Backend:
     def synchronize(self, index: int) -> None:
         """Wait until every op enqueued on device ``index`` has finished."""
 
+    def empty_cache(self, index: int | None = None) -> None:
+        """Return memory the backend's pool holds but no array uses to the driver, on
+        device ``index`` (every device when None); nothing to do without a pool."""
+
     def device_index(self, x: Any) -> int:
         """The device index an array lives on."""
         return 0

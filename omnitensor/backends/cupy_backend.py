@@ -181,6 +181,7 @@ class CupyBackend(NamespaceBackend):
         with cupy.cuda.Device(index):
             return int(cupy.get_default_memory_pool().total_bytes())
 
-    def empty_cache(self) -> None:
+    def empty_cache(self, index: int | None = None) -> None:
+        """Free the idle blocks of CuPy's pools (its pools serve every device)."""
         cupy.get_default_memory_pool().free_all_blocks()
         cupy.get_default_pinned_memory_pool().free_all_blocks()

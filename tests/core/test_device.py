@@ -138,3 +138,11 @@ def test_backend_unavailable_message_names_extra():
     be, why = registry.try_backend("cuda")
     if be is None:
         assert "cuda" in why.lower()
+
+
+def test_empty_cache_on_every_device(device):
+    x = ot.ones(1 << 16, device=device)
+    del x
+    ot.empty_cache(device)
+    ot.empty_cache()
+    assert ot.ones(4, device=device).sum().item() == 4.0  # the pools still work

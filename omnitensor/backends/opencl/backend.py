@@ -110,11 +110,11 @@ class OpenCLBackend(Backend):
     def device_index(self, x: Any) -> int:
         return x.state.index
 
-    def empty_cache(self, index: int = 0) -> None:
+    def empty_cache(self, index: int | None = None) -> None:
         """Return pooled device memory no tensor uses to the driver."""
-        st = self._states.get(index)
-        if st is not None:
-            st.empty_cache()
+        for i, st in list(self._states.items()):
+            if index is None or i == index:
+                st.empty_cache()
 
     # ----------------------------------------------------------------------- memory
     def empty(self, shape, dtype, index):

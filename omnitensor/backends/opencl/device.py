@@ -154,7 +154,7 @@ class DeviceState:
             f"{self.name} ({self.label}) is out of memory: allocating {size} failed "
             f"({_fmt_bytes(self.pool.active_bytes)} in use by omnitensor, device memory "
             f"{_fmt_bytes(int(self.dev.global_mem_size))}). Free tensors, reduce the "
-            f"batch size, or call omnitensor.opencl.empty_cache(). [{err}]")
+            f"batch size, or call omnitensor.empty_cache('{self.name}'). [{err}]")
 
     def empty_cache(self) -> None:
         """Free pooled blocks no tensor uses (after a synchronize)."""

@@ -9,6 +9,7 @@ forms) and dispatches each call to the transport its tensors' device type maps t
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -137,13 +138,28 @@ def resolve_backend(backend: str | None, default_device_type: str) -> tuple[str,
     """(name reported by ``get_backend``, {device type: transport}).
 
     Order: an explicit ``backend`` argument, then ``OMNITENSOR_DIST_BACKEND``, then the
-    default device's type through :data:`DEFAULT_DEVICE_MAP` (cuda -> nccl, else mpi)."""
+    default device's type through :data:`DEFAULT_DEVICE_MAP` (cuda -> nccl, else mpi).
+    Like torch's ``backend=None`` ("cpu:gloo,cuda:nccl"), a cpu default still sends cuda
+    tensors through NCCL when CuPy has it (communicators are made at first use only)."""
     if backend is None:
         env = os.environ.get("OMNITENSOR_DIST_BACKEND", "").strip()
         if env:
             return _name(env), _parse(env, "OMNITENSOR_DIST_BACKEND")
         backend = DEFAULT_DEVICE_MAP.get(default_device_type, "mpi")
+        if backend == "mpi" and DEFAULT_DEVICE_MAP.get("cuda") == "nccl" and _nccl_usable():
+            backend = ",".join(f"{d}:{t}" for d, t in DEFAULT_DEVICE_MAP.items())
     return _name(backend), _parse(str(backend), "init_process_group(backend=...)")
+
+
+def _nccl_usable() -> bool:
+    """Whether CuPy with NCCL is installed (imports CuPy only when it is installed)."""
+    if importlib.util.find_spec("cupy") is None:
+        return False
+    try:
+        from cupy.cuda import nccl
+    except Exception:  # noqa: BLE001 - CuPy without NCCL, or without a CUDA runtime
+        return False
+    return bool(getattr(nccl, "available", True))
 
 
 def _name(spec: str) -> str:

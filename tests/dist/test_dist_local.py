@@ -3,6 +3,7 @@ object encoding, DistributedSampler's index arithmetic, the launcher's command l
 single-process (MPI singleton) group. The CLI and NCCL tests start real processes."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -49,11 +50,23 @@ def test_default_backend_follows_device_type(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.delenv("OMNITENSOR_DIST_BACKEND", raising=False)
     assert DEFAULT_DEVICE_MAP == {"cpu": "mpi", "opencl": "mpi", "sycl": "mpi",
                                   "cuda": "nccl"}
+    from omnitensor.dist import registry
+    monkeypatch.setattr(registry, "_nccl_usable", lambda: False)  # no CuPy/NCCL
     for dev in ("cpu", "opencl", "sycl"):
         name, mapping = resolve_backend(None, dev)
         assert name == "mpi" and set(mapping.values()) == {"mpi"}
     name, mapping = resolve_backend(None, "cuda")
     assert name == "nccl" and mapping["cuda"] == "nccl" and mapping["cpu"] == "mpi"
+    # with CuPy's NCCL installed, a cpu default still sends cuda tensors through NCCL
+    # (torch's "cpu:gloo,cuda:nccl"); MPI keeps every other device type
+    monkeypatch.setattr(registry, "_nccl_usable", lambda: True)
+    name, mapping = resolve_backend(None, "cpu")
+    assert name == "cpu:mpi,opencl:mpi,sycl:mpi,cuda:nccl"
+    assert mapping == {"cpu": "mpi", "opencl": "mpi", "sycl": "mpi", "cuda": "nccl"}
+    assert resolve_backend("mpi", "cpu")[1]["cuda"] == "mpi"  # explicit still wins
+    monkeypatch.undo()
+    if importlib.util.find_spec("cupy") is None:
+        assert registry._nccl_usable() is False  # and CuPy was not imported for it
 
 
 def test_explicit_backend_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:

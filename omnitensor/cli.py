@@ -28,6 +28,25 @@ def _host_routines(be: object) -> list[str]:
     return out
 
 
+#: the distributions a backend needs, to report their versions when it finds no device
+_BACKEND_PACKAGES = {"opencl": ("pyopencl", "pocl-binary-distribution"),
+                     "sycl": ("dpctl", "dpnp"), "cuda": ("cupy-cuda12x", "cupy-cuda13x",
+                                                         "cupy", "cupy-rocm-6-0")}
+
+
+def _installed(type_: str) -> str:
+    """`` (pyopencl 2026.1 installed)`` for a backend whose packages are installed (read
+    from package metadata: nothing is imported)."""
+    from importlib import metadata
+    found = []
+    for dist in _BACKEND_PACKAGES.get(type_, ()):
+        try:
+            found.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            pass
+    return f" ({', '.join(found)} installed)" if found else ""
+
+
 def info_report() -> str:
     """The text ``omnitensor info`` prints."""
     from . import __version__
@@ -37,7 +56,7 @@ def info_report() -> str:
     for type_ in registry.device_types():
         be, why = registry.try_backend(type_)
         if be is None:
-            lines.append(f"{type_:<7} absent: {why}")
+            lines.append(f"{type_:<7} absent{_installed(type_)}: {why}")
             continue
         lines.append(f"{type_:<7} {be.version()}")
         for i in range(be.device_count()):
@@ -102,7 +121,10 @@ def main(argv: list[str] | None = None) -> int:
         return train_digits(argv[1:])
     args = parser.parse_args(argv)
     if args.cmd == "info" or args.cmd is None:
-        print(info_report())
+        try:
+            print(info_report(), flush=True)
+        except BrokenPipeError:  # `omnitensor info | head`: the reader left, not an error
+            sys.stdout = None  # nothing left to flush at exit
         return 0
     if args.cmd == "demo":
         demo()

@@ -120,8 +120,10 @@ class MPIWork(Work):
         return (f"{self._what} timed out after {self._limit:g} s on rank {g.rank()} "
                 f"(global rank {g.global_rank(g.rank())}) of {g.describe()}: a peer did "
                 f"not join it (it may have failed, be stuck, or have called a different "
-                f"collective). The group cannot be used after this; let the error end the "
-                f"job.")
+                f"collective). "
+                + ("The point-to-point request was withdrawn: the group stays usable."
+                   if self._cancellable else
+                   "The group cannot be used after this; let the error end the job."))
 
     def _block(self, timeout: float | None) -> None:
         if timeout is None:

@@ -62,6 +62,15 @@ from .core.ops.join import (cat, chunk, concat, concatenate, hstack, narrow, rep
                             unstack, vstack)
 from .core.ops.gather import count_nonzero, gather, index_select, masked_fill, masked_select, scatter, scatter_add, take, take_along_axis, take_along_dim
 from .core.ops.gather import nonzero as _nonzero_tuple, nonzero_torch as _nonzero_torch
+from .core.ops.torch_extras import (atleast_1d, atleast_2d, atleast_3d, bincount, block_diag,
+                                    cartesian_prod, cdist, clamp_max, clamp_min, column_stack,
+                                    corrcoef, cov, diagflat, dsplit, dstack, erfc, exp2,
+                                    float_power,
+                                    histc, hsplit, index_add, index_copy, index_fill, isneginf,
+                                    isposinf, isreal, kron, logaddexp2, logcumsumexp, logdet,
+                                    nan_to_num, ravel, rot90, row_stack, sgn, split_with_sizes,
+                                    trapezoid, vsplit, softmax, log_softmax, det, inverse,
+                                    slogdet, pinverse, matrix_power)
 from .core.ops.sorting import (argsort, bucketize, kthvalue, median, msort, quantile,
                                searchsorted, sort, topk, unique, unique_all, unique_counts,
                                unique_inverse, unique_values)

@@ -7,27 +7,41 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from .graph import no_grad_ctx
 from .tensor import Tensor
 from .ops import (composite, conversion, creation, elementwise as ew, gather, indexing, join,
-                  linalg_ops, random as rnd, reduction as red, shape as sh, sorting, ternary)
+                  linalg_ops, random as rnd, reduction as red, shape as sh, sorting, ternary,
+                  torch_extras)
 
 _SCALARS = (bool, int, float, complex)
 
 
-def _operand_ok(other: Any) -> bool:
-    return isinstance(other, (Tensor,) + _SCALARS)
+def _operand(other: Any) -> Any:
+    """``other`` as an operator operand: Tensors and Python scalars as they are, a NumPy
+    scalar as the Python scalar it holds (weak, like torch), a NumPy array as a cpu
+    tensor; None when unsupported."""
+    if isinstance(other, (Tensor,) + _SCALARS):
+        return other
+    if isinstance(other, np.generic) and other.dtype.kind in "biufc":
+        return other.item()
+    if isinstance(other, np.ndarray) and other.dtype.kind in "biufc":
+        return creation.asarray(other)  # a cpu tensor: device operands still must match
+    return None
 
 
 def _dunder(fn: Callable, reflected: bool = False) -> Callable:
     if reflected:
         def op(self: Tensor, other: Any) -> Any:
-            if not _operand_ok(other):
+            other = _operand(other)
+            if other is None:
                 return NotImplemented
             return fn(other, self)
     else:
         def op(self: Tensor, other: Any) -> Any:
-            if not _operand_ok(other):
+            other = _operand(other)
+            if other is None:
                 return NotImplemented
             return fn(self, other)
     return op
@@ -40,13 +54,18 @@ def _binary_dunder(bop: Any, reflected: bool = False) -> Callable:
     if reflected:
         def op(self: Tensor, other: Any) -> Any:
             if not isinstance(other, ok):
-                return NotImplemented
+                other = _operand(other)
+                if other is None:
+                    return NotImplemented
             return binary(bop, other, self)
     else:
         def op(self: Tensor, other: Any) -> Any:
             if other.__class__ is Tensor or isinstance(other, ok):
                 return binary(bop, self, other)
-            return NotImplemented
+            other = _operand(other)
+            if other is None:
+                return NotImplemented
+            return binary(bop, self, other)
     return op
 
 
@@ -54,7 +73,8 @@ def _idunder(op_name: str) -> Callable:
     bop = ew.BINARY_OPS[op_name]
 
     def op(self: Tensor, other: Any) -> Any:
-        if not _operand_ok(other):
+        other = _operand(other)
+        if other is None:
             return NotImplemented
         return ew._binary_inplace(bop, self, other)
     return op
@@ -407,6 +427,7 @@ def _bind_methods() -> None:
     T.size = property(_size_method)
     T.heaviside = composite.heaviside
     T.deg2rad, T.rad2deg = composite.deg2rad, composite.rad2deg
+    torch_extras.bind(T)
 
 
 def _t_inplace(self: Tensor) -> Tensor:

@@ -30,6 +30,9 @@ class Tensor:
     __slots__ = ("_data", "_device", "_dtype", "requires_grad", "grad_fn", "__dict__",
                  "__weakref__")
     grad: "Tensor | None" = None
+    # NumPy scalars and arrays on the left of an operator defer to the Tensor's reflected
+    # operator (``np.float32(2) * t`` is a Tensor, as in torch), instead of converting it
+    __array_priority__ = 1000
     _output_nr = 0
     _base: "Tensor | None" = None   # the tensor owning the storage, for views and aliases
     _vc = 0                          # in-place version counter (kept on the base)

@@ -154,3 +154,22 @@ def test_integer_pow_negative_exponents_like_torch(device, dtype):
     with pytest.raises(ot.DTypeError, match="negative integer powers"):
         b ** -1
     assert (b ** 2).tolist() == [v * v for v in base]
+
+
+def test_numpy_scalars_and_arrays_as_operands(device):
+    """NumPy scalars are weak Python scalars (torch); a NumPy array on either side is a
+    cpu tensor, never a silent conversion of the Tensor to NumPy."""
+    t = ot.tensor([1, 2], dtype=ot.int32, device=device)
+    for r in (t + np.int64(3), np.int64(3) + t):
+        assert isinstance(r, ot.Tensor) and r.dtype is ot.int32 and r.tolist() == [4, 5]
+    h = ot.ones(2, dtype=ot.float32, device=device)
+    r = np.float64(2.0) * h
+    assert isinstance(r, ot.Tensor) and r.dtype is ot.float32 and r.device == h.device
+    assert (t == np.int64(2)).tolist() == [False, True]
+    t += np.int64(1)
+    assert t.tolist() == [2, 3]
+    c = np.ones(2) + ot.ones(2)
+    assert isinstance(c, ot.Tensor) and c.dtype is ot.float64
+    if device != "cpu":
+        with pytest.raises(ot.DeviceMismatchError):
+            np.ones(2) + h

@@ -1,0 +1,486 @@
+"""torch functions a PyTorch user reaches for that are compositions of the core ops:
+``index_add``/``index_copy``/``index_fill``, ``nan_to_num``, ``kron``, ``rot90``,
+``cov``/``corrcoef``, ``cdist``, ``block_diag``, ``cartesian_prod``, ``bincount``,
+``histc``, ``logcumsumexp``, ``unfold``, the ``*stack``/``*split`` family...
+
+Each is written once with Tensor ops, so it runs on every backend and is differentiable
+through its parts; none has a backend primitive of its own. Results follow torch,
+compared with it in ``tests/core/test_torch_extras.py``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from .. import dtypes as _dt
+from ..graph import no_grad_ctx
+from ..shape_util import normalize_axis
+from ..tensor import Tensor
+from . import creation, join, shape as sh
+from .elementwise import isinf, isnan, where
+from .gather import scatter, scatter_add
+
+__all__ = ["clamp_min", "clamp_max", "index_add", "index_copy", "index_fill", "nan_to_num",
+           "exp2", "logaddexp2", "erfc", "sgn", "isposinf", "isneginf", "isreal", "ravel",
+           "hsplit", "vsplit", "dsplit", "split_with_sizes", "atleast_1d", "atleast_2d",
+           "atleast_3d", "column_stack", "row_stack", "dstack", "diagflat", "kron", "rot90",
+           "float_power", "cov", "corrcoef", "cdist", "block_diag", "cartesian_prod",
+           "trapezoid", "bincount", "histc", "logcumsumexp", "unfold", "sum_to_size",
+           "softmax", "log_softmax", "logdet", "det", "inverse", "slogdet", "pinverse",
+           "matrix_power"]
+
+
+# ---------------------------------------------------------------------- elementwise
+def clamp_min(x: Tensor, min: Any) -> Tensor:  # noqa: A002 - torch's name
+    """``clamp(x, min=min)``."""
+    return x.clamp(min=min)
+
+
+def clamp_max(x: Tensor, max: Any) -> Tensor:  # noqa: A002 - torch's name
+    """``clamp(x, max=max)``."""
+    return x.clamp(max=max)
+
+
+def nan_to_num(x: Tensor, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    """NaN -> ``nan``, +inf -> ``posinf`` (the dtype's max), -inf -> ``neginf`` (its
+    lowest); integers pass through."""
+    if x.dtype.kind not in "fc":
+        return x.clone()
+    if x.dtype.kind == "c":
+        from .elementwise import imag, real
+        return nan_to_num(real(x), nan, posinf, neginf) + \
+            nan_to_num(imag(x), nan, posinf, neginf) * 1j
+    fi = _dt.finfo(x.dtype)
+    hi = fi.max if posinf is None else posinf
+    lo = fi.min if neginf is None else neginf
+    return where(isnan(x), nan, where(isposinf(x), hi, where(isneginf(x), lo, x)))
+
+
+def exp2(x: Tensor) -> Tensor:
+    """``2 ** x`` (floats; integers promote to the default float, as in torch)."""
+    return 2.0 ** (x if x.dtype.kind in "fc" else x.to(_dt.get_default_dtype()))
+
+
+def logaddexp2(a: Tensor, b: Tensor) -> Tensor:
+    """``log2(2**a + 2**b)`` without overflow."""
+    from .elementwise import logaddexp
+    return logaddexp(a * math.log(2.0), b * math.log(2.0)) / math.log(2.0)
+
+
+def erfc(x: Tensor) -> Tensor:
+    """``1 - erf(x)``."""
+    return 1.0 - x.erf()
+
+
+def sgn(x: Tensor) -> Tensor:
+    """torch.sgn: the sign for real tensors (0 at NaN, where the Array API's ``sign``
+    gives NaN), ``x / |x|`` (0 at 0) for complex ones."""
+    s = x.sign()
+    return where(isnan(x), 0, s) if x.dtype.kind == "f" else s
+
+
+def isposinf(x: Tensor) -> Tensor:
+    return isinf(x) & (x > 0) if x.dtype.kind == "f" else isinf(x) & False
+
+
+def isneginf(x: Tensor) -> Tensor:
+    return isinf(x) & (x < 0) if x.dtype.kind == "f" else isinf(x) & False
+
+
+def isreal(x: Tensor) -> Tensor:
+    """True where the imaginary part is 0 (everywhere for real dtypes)."""
+    if x.dtype.kind == "c":
+        from .elementwise import imag
+        return imag(x) == 0
+    return creation.ones_like(x, dtype=_dt.bool_)
+
+
+def float_power(a: Any, b: Any) -> Tensor:
+    """``a ** b`` in double precision (complex128 for complex operands), as torch."""
+    def wide(v: Any) -> Any:
+        if not isinstance(v, Tensor):
+            return v
+        return v.to(_dt.complex128 if v.dtype.kind == "c" else _dt.float64)
+    a, b = wide(a), wide(b)
+    if not isinstance(a, Tensor):
+        a = creation.full_like(b, a)
+    return a ** b
+
+
+# ----------------------------------------------------------------------- indexing
+def _along(index: Tensor, dim: int, shape: Sequence[int]) -> Tensor:
+    """A 1-D ``index`` broadcast to ``shape`` along ``dim`` (for scatter/gather)."""
+    view = [1] * len(shape)
+    view[dim] = index.shape[0]
+    return index.reshape(view).expand(*shape)
+
+
+def _check_index(name: str, index: Tensor) -> None:
+    if index.ndim > 1 or index.dtype.kind not in "iu":
+        raise IndexError(f"{name}: index must be a 1-D integer tensor, got a "
+                         f"{index.ndim}-D {index.dtype.name} tensor")
+
+
+def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1
+              ) -> Tensor:
+    """``out[..., index[i], ...] += alpha * source[..., i, ...]`` (duplicates summed)."""
+    _check_index("index_add", index)
+    d = normalize_axis(dim, x.ndim)
+    src = source if alpha == 1 else source * alpha
+    return scatter_add(x, d, _along(index.reshape(-1), d, src.shape), src)
+
+
+def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """``out[..., index[i], ...] = source[..., i, ...]``."""
+    _check_index("index_copy", index)
+    d = normalize_axis(dim, x.ndim)
+    return scatter(x, d, _along(index.reshape(-1), d, source.shape), source)
+
+
+def index_fill(x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """``out[..., index[i], ...] = value``."""
+    _check_index("index_fill", index)
+    d = normalize_axis(dim, x.ndim)
+    shape = list(x.shape)
+    shape[d] = index.reshape(-1).shape[0]
+    if isinstance(value, Tensor):
+        value = value.item()
+    return scatter(x, d, _along(index.reshape(-1), d, shape), value)
+
+
+def unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Every window of ``size`` elements along ``dimension``, ``step`` apart, as a new
+    last axis (``Tensor.unfold``; a gather here, not a strided view)."""
+    d = normalize_axis(dimension, x.ndim) if x.ndim else 0
+    n = x.shape[d] if x.ndim else 1
+    if size > n or size < 0 or step <= 0:
+        raise ValueError(f"unfold: size {size} and step {step} do not fit a dimension of "
+                         f"{n}")
+    starts = creation.arange(0, n - size + 1, step, device=x.device)
+    idx = (starts.reshape(-1, 1) + creation.arange(size, device=x.device)).reshape(-1)
+    windows = x.reshape(1) if x.ndim == 0 else x.index_select(d, idx)
+    shape = list(windows.shape)
+    shape[d:d + 1] = [starts.shape[0], size]
+    return sh.movedim(windows.reshape(shape), d + 1, -1)
+
+
+# -------------------------------------------------------------------- shape, joins
+def ravel(x: Tensor) -> Tensor:
+    return x.reshape(-1)
+
+
+def split_with_sizes(x: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple:
+    return join.split(x, list(split_sizes), dim)
+
+
+def hsplit(x: Tensor, sections: Any) -> tuple:
+    return join.tensor_split(x, sections, 1 if x.ndim > 1 else 0)
+
+
+def vsplit(x: Tensor, sections: Any) -> tuple:
+    if x.ndim < 2:
+        raise ValueError(f"vsplit needs a tensor of at least 2 dimensions, got {x.ndim}")
+    return join.tensor_split(x, sections, 0)
+
+
+def dsplit(x: Tensor, sections: Any) -> tuple:
+    if x.ndim < 3:
+        raise ValueError(f"dsplit needs a tensor of at least 3 dimensions, got {x.ndim}")
+    return join.tensor_split(x, sections, 2)
+
+
+def _atleast(n: int, tensors: tuple) -> Any:
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    out = []
+    for t in tensors:
+        if t.ndim == 0:
+            t = t.reshape((1,) * n)
+        elif t.ndim == 1 and n >= 2:
+            t = t.reshape((1, t.shape[0], 1) if n == 3 else (1, t.shape[0]))
+        elif t.ndim == 2 and n == 3:
+            t = t.unsqueeze(-1)
+        out.append(t)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_1d(*tensors: Any) -> Any:
+    return _atleast(1, tensors)
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    return _atleast(2, tensors)
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    return _atleast(3, tensors)
+
+
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """1-D tensors become columns; the rest are joined along dim 1."""
+    cols = [t.reshape(-1, 1) if t.ndim <= 1 else t for t in tensors]
+    return join.cat(cols, 1)
+
+
+def row_stack(tensors: Sequence[Tensor]) -> Tensor:
+    return join.cat([atleast_2d(t) for t in tensors], 0)
+
+
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    return join.cat([atleast_3d(t) for t in tensors], 2)
+
+
+def diagflat(x: Tensor, offset: int = 0) -> Tensor:
+    return sh.diag(x.reshape(-1), offset)
+
+
+def kron(a: Tensor, b: Tensor) -> Tensor:
+    """Kronecker product: ``out[i*p + k, j*q + l] = a[i, j] * b[k, l]`` in any rank."""
+    nd = max(a.ndim, b.ndim)
+    a = a.reshape((1,) * (nd - a.ndim) + tuple(a.shape))
+    b = b.reshape((1,) * (nd - b.ndim) + tuple(b.shape))
+    # interleave: a's axes at even positions, b's at odd ones
+    pa = a.reshape(tuple(v for n in a.shape for v in (n, 1)))
+    pb = b.reshape(tuple(v for n in b.shape for v in (1, n)))
+    return (pa * pb).reshape(tuple(m * n for m, n in zip(a.shape, b.shape)))
+
+
+def rot90(x: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims`` (from the first axis
+    towards the second)."""
+    if len(dims) != 2:
+        raise ValueError(f"rot90: expected 2 dims, got {len(dims)}")
+    d0, d1 = (normalize_axis(d, x.ndim) for d in dims)
+    if d0 == d1:
+        raise ValueError(f"rot90: the two dims must differ, got {tuple(dims)}")
+    k %= 4
+    if k == 1:
+        return x.flip(d1).transpose(d0, d1)
+    if k == 2:
+        return x.flip((d0, d1))
+    if k == 3:
+        return x.flip(d0).transpose(d0, d1)
+    return x.clone()
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """Tensors (0-, 1- or 2-D) on the diagonal of one matrix, zeros elsewhere."""
+    mats = [t.reshape(1, -1) if t.ndim < 2 else t for t in tensors]
+    if not mats:
+        return creation.zeros((1, 0))
+    dtype = mats[0].dtype
+    for m in mats[1:]:
+        dtype = _dt.promote_types(dtype, m.dtype)
+    width = sum(m.shape[1] for m in mats)
+    rows, left = [], 0
+    for m in mats:
+        r, c = m.shape
+        parts = [creation.zeros((r, left), dtype=dtype, device=m.device), m.to(dtype),
+                 creation.zeros((r, width - left - c), dtype=dtype, device=m.device)]
+        rows.append(join.cat(parts, 1))
+        left += c
+    return join.cat(rows, 0)
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """Every combination of the 1-D tensors' elements, one per row."""
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = creation.meshgrid(*tensors, indexing="ij")
+    return join.stack([g.reshape(-1) for g in grids], 1)
+
+
+def sum_to_size(x: Tensor, *size: Any) -> Tensor:
+    """Sum ``x`` down to a shape it broadcasts from."""
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) \
+        else tuple(size)
+    return sh.sum_to(x, shape)
+
+
+# ------------------------------------------------------------------- statistics
+def cov(x: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
+        aweights: Tensor | None = None) -> Tensor:
+    """Covariance of the variables in ``x``'s rows (observations in columns)."""
+    if x.ndim > 2:
+        raise ValueError(f"cov: expected a 1-D or 2-D tensor, got {x.ndim}-D")
+    x = x.reshape(1, -1) if x.ndim < 2 else x
+    if x.dtype.kind not in "fc":
+        x = x.to(_dt.get_default_dtype())
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        w = fweights.to(x.dtype)
+    if aweights is not None:
+        w = aweights.to(x.dtype) if w is None else w * aweights.to(x.dtype)
+    if w is None:
+        mean = x.mean(dim=1, keepdim=True)
+        norm = n - correction
+        xm = x - mean
+        return (xm @ xm.mT.conj()) / norm
+    wsum = w.sum()
+    mean = (x * w).sum(dim=1, keepdim=True) / wsum
+    xm = x - mean
+    if correction == 0:
+        norm = wsum
+    elif aweights is None:
+        norm = wsum - correction
+    else:
+        norm = wsum - correction * (w * aweights.to(x.dtype)).sum() / wsum
+    return ((xm * w) @ xm.mT.conj()) / norm
+
+
+def corrcoef(x: Tensor) -> Tensor:
+    """Pearson correlation coefficients of ``x``'s rows (clipped to [-1, 1])."""
+    c = cov(x)
+    if c.ndim == 0 or c.shape == (1, 1):
+        return c / c
+    d = sh.diagonal(c, 0, 0, 1)
+    std = d.real.sqrt() if d.dtype.kind == "c" else d.sqrt()
+    c = c / std.reshape(-1, 1) / std.reshape(1, -1)
+    return c.clamp(-1.0, 1.0) if c.dtype.kind == "f" else c
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0) -> Tensor:
+    """p-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M)."""
+    from .reduction import vector_norm
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(f"cdist: x1 and x2 must have the same last dimension, got "
+                         f"{x1.shape[-1]} and {x2.shape[-1]}")
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    return vector_norm(diff, ord=p, axis=-1)
+
+
+def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
+              dim: int = -1) -> Tensor:
+    """The trapezoidal rule along ``dim`` (spacing ``x`` samples or ``dx``)."""
+    d = normalize_axis(dim, y.ndim)
+    n = y.shape[d]
+    if n == 0:
+        return y.sum(dim=d)
+    lo, hi = y.narrow(d, 0, n - 1), y.narrow(d, 1, n - 1)
+    if x is None:
+        return (lo + hi).sum(dim=d) * ((1.0 if dx is None else dx) / 2)
+    if x.ndim == 1:
+        shape = [1] * y.ndim
+        shape[d] = n - 1
+        spacing = (x[1:] - x[:-1]).reshape(shape)
+    else:
+        xd = normalize_axis(dim, x.ndim)
+        spacing = x.narrow(xd, 1, n - 1) - x.narrow(xd, 0, n - 1)
+    return ((lo + hi) * spacing).sum(dim=d) / 2
+
+
+def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """Counts (or summed ``weights``) of each non-negative integer in the 1-D ``x``."""
+    if x.ndim != 1 or x.dtype.kind not in "iu":
+        raise ValueError(f"bincount: expected a 1-D integer tensor, got a {x.ndim}-D "
+                         f"{x.dtype.name} tensor")
+    with no_grad_ctx():
+        if x.shape[0] and bool((x < 0).any().item()):
+            raise ValueError("bincount: the input must be non-negative")
+        length = max(int(x.max().item()) + 1 if x.shape[0] else 0, minlength)
+    if weights is None:
+        ones = creation.ones(x.shape, dtype=_dt.int64, device=x.device)
+        return scatter_add(creation.zeros(length, dtype=_dt.int64, device=x.device), 0,
+                           x.to(_dt.int64), ones)
+    w = weights if weights.dtype.kind in "fc" else weights.to(_dt.float64)
+    return scatter_add(creation.zeros(length, dtype=w.dtype, device=x.device), 0,
+                       x.to(_dt.int64), w)
+
+
+def histc(x: Tensor, bins: int = 100, min: float = 0.0, max: float = 0.0  # noqa: A002
+          ) -> Tensor:
+    """Histogram of ``bins`` equal bins over [min, max] (the data's range when both are
+    0); values outside are ignored, ``max`` falls in the last bin."""
+    with no_grad_ctx():
+        flat = x.reshape(-1).to(x.dtype if x.dtype.kind == "f" else _dt.float32)
+        lo, hi = float(min), float(max)
+        if lo == hi and flat.shape[0]:
+            lo, hi = float(flat.min().item()), float(flat.max().item())
+        if lo == hi:
+            lo, hi = lo - 1.0, hi + 1.0
+        inside = (flat >= lo) & (flat <= hi)
+        idx = ((flat - lo) * (bins / (hi - lo))).floor().clamp(0, bins - 1).to(_dt.int64)
+        counts = scatter_add(creation.zeros(bins, dtype=flat.dtype, device=x.device), 0,
+                             idx, inside.to(flat.dtype))
+    return counts
+
+
+def logcumsumexp(x: Tensor, dim: int) -> Tensor:
+    """``log(cumsum(exp(x), dim))`` computed stably (shifted by the maximum)."""
+    d = normalize_axis(dim, x.ndim) if x.ndim else 0
+    with no_grad_ctx():
+        m = x.amax(dim=d, keepdim=True) if x.ndim else x
+        m = where(isinf(m), 0.0, m)
+    return (x - m).exp().cumsum(d).log() + m
+
+
+# ----------------------------------------------------------------- Tensor methods
+def softmax(x: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``torch.softmax`` (``nn.functional.softmax``)."""
+    from ...nn.functional import softmax as f
+    return f(x, dim, dtype=dtype)
+
+
+def log_softmax(x: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``torch.log_softmax`` (``nn.functional.log_softmax``)."""
+    from ...nn.functional import log_softmax as f
+    return f(x, dim, dtype=dtype)
+
+
+def _linalg(name: str, attr: str | None = None) -> Any:
+    def fn(x: Tensor, *args: Any, **kwargs: Any) -> Any:
+        from ... import linalg
+        return getattr(linalg, attr or name)(x, *args, **kwargs)
+    fn.__name__ = name
+    fn.__doc__ = f"``omnitensor.linalg.{attr or name}`` (torch's ``{name}``)."
+    return fn
+
+
+#: torch's top-level spellings of linalg functions (also Tensor methods)
+LINALG_ALIASES = {name: _linalg(name, attr) for name, attr in (
+    ("det", None), ("inverse", "inv"), ("slogdet", None), ("pinverse", "pinv"),
+    ("matrix_power", None), ("cholesky", None), ("qr", None), ("svd", None))}
+det, inverse, slogdet, pinverse, matrix_power = (
+    LINALG_ALIASES[n] for n in ("det", "inverse", "slogdet", "pinverse", "matrix_power"))
+
+
+def logdet(x: Tensor) -> Tensor:
+    """``log(det(x))``: NaN for a negative determinant, -inf for a singular matrix."""
+    from ... import linalg
+    sign, logabs = linalg.slogdet(x)
+    return where(sign < 0, float("nan"), logabs)
+
+
+def _get_device(self: Tensor) -> int:
+    return -1 if self.device.type == "cpu" else self.device.index
+
+
+def _is_nonzero(self: Tensor) -> bool:
+    if self.numel() != 1:
+        raise RuntimeError(f"Boolean value of Tensor with {self.numel()} elements is "
+                           f"ambiguous")
+    return bool(self.item())
+
+
+def bind(T: type) -> None:
+    """Install these functions as torch's Tensor methods (and in-place variants)."""
+    from ..methods import _inplace_from
+    for name in ("clamp_min", "clamp_max", "index_add", "index_copy", "index_fill",
+                 "nan_to_num", "exp2", "erfc", "sgn", "isposinf", "isneginf", "isreal",
+                 "ravel", "hsplit", "vsplit", "dsplit", "split_with_sizes", "diagflat",
+                 "kron", "rot90", "float_power", "cov", "corrcoef", "bincount", "histc",
+                 "logcumsumexp", "unfold", "sum_to_size", "logaddexp2", "logdet"):
+        setattr(T, name, globals()[name])
+    for name in ("clamp_min", "clamp_max", "index_add", "index_copy", "index_fill",
+                 "nan_to_num", "exp2", "erfc", "sgn", "float_power"):
+        setattr(T, name + "_", _inplace_from(globals()[name], name))
+    T.softmax, T.log_softmax = softmax, log_softmax
+    for name, fn in LINALG_ALIASES.items():
+        setattr(T, name, fn)
+    T.get_device = _get_device
+    T.is_cpu = property(lambda self: self.device.type == "cpu")
+    T.is_signed = lambda self: self.dtype.kind in "ifc"
+    T.is_nonzero = _is_nonzero
+    T.is_same_size = lambda self, other: tuple(self.shape) == tuple(other.shape)

@@ -1,5 +1,5 @@
-"""The OpenCL backend's program/kernel caches: one ``cl.Kernel`` per kernel and device, and
-the on-disk binary cache used when the driver keeps none (``POCL_KERNEL_CACHE=0``)."""
+"""The OpenCL backend's program/kernel caches: one ``cl.Kernel`` per kernel and device,
+and a cold start that builds only what it uses (``POCL_KERNEL_CACHE=0``)."""
 from __future__ import annotations
 
 import os
@@ -40,16 +40,17 @@ print((x * 2 + 1).tolist())
 
 
 @pytest.mark.slow
-def test_binary_cache_on_disk_without_a_driver_cache(tmp_path):
+def test_cold_start_without_pocls_kernel_cache(tmp_path):
+    """With PoCL's kcache off, a first op only builds what it needs: nothing asks PoCL for
+    program binaries (which compiles every kernel of a program: 26 s once)."""
     if "Portable Computing Language" not in CL.device_info(0)["platform"]:
         pytest.skip("exercised with PoCL, whose own cache can be switched off")
     env = dict(os.environ, POCL_KERNEL_CACHE="0", XDG_CACHE_HOME=str(tmp_path),
                OMNITENSOR_TEST_DEVICES="opencl:0")
-    env.pop("OMNITENSOR_OPENCL_NO_CACHE", None)
-    for _ in range(2):
-        out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True,
-                             text=True, timeout=600)
-        assert out.returncode == 0, out.stderr
-        assert out.stdout.strip() == "[1.0, 3.0, 5.0, 7.0, 9.0, 11.0]"
-    files = [f for _, _, fs in os.walk(tmp_path) for f in fs if f.endswith(".bin")]
-    assert files, "no program binary was stored"
+    out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[1.0, 3.0, 5.0, 7.0, 9.0, 11.0]"
+    # no binaries were asked for and written anywhere under the cache directory (the
+    # cost is structural: speed itself is measured by benchmarks, not asserted here)
+    assert not [f for _, _, fs in os.walk(tmp_path) for f in fs if f.endswith(".bin")]

@@ -48,6 +48,12 @@ class CupyBackend(NamespaceBackend):
         except ImportError:  # pragma: no cover - cupyx ships with cupy
             pass
         self._sigmoid_kernel = None
+        if self._count > 1:  # CuPy computes on the current device: follow the operands'
+            from .device_guard import guard_backend
+            guard_backend(self, cupy.ndarray, lambda a: a.device.id,
+                          cupy.cuda.runtime.getDevice, cupy.cuda.Device,
+                          skip=frozenset({"version", "device_count", "device_info",
+                                          "unavailable_reason", "xp"}))
 
     # ------------------------------------------------------------------ identity
     def unavailable_reason(self) -> str | None:

@@ -308,6 +308,11 @@ class SyclBackend(NamespaceBackend):
             a = self.copy(a)
         if sycl_ops.broadcast_matrix(b):
             b = self.copy(b)
+        if a.dtype == np.float16 and (a.ndim == 1 or b.ndim == 1 or a.shape[-2] == 1
+                                      or b.shape[-1] == 1):
+            # oneMKL has no float16 gemv ("No gemv implementation is available..."):
+            # accumulate in float32 (as torch's CPU half matmul does), round once
+            return dpnp.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
         if self._big(a.shape[:-1] + b.shape[-1:], a.dtype) and a.ndim >= 2 and \
                 a.shape[:-2] == b.shape[:-2]:
             out = self._pool_of(a).empty(a.shape[:-1] + b.shape[-1:], a.dtype)

@@ -544,6 +544,21 @@ def test_matmul(dtype):
         check(SY.matmul(dev(m), SY.permute(dev(m), (1, 0))), m @ m.T, rtol=1e-4, atol=1e-4)
 
 
+def test_float16_matrix_vector_products():
+    """oneMKL has no float16 gemv: vector products (1-D operands, or a 1-row/1-column
+    matrix, which dpnp hands to gemv) must still work, accumulated in float32."""
+    if not SY.supports_dtype(np.dtype(np.float16), 0):
+        pytest.skip("no float16")
+    a = RNG.standard_normal((3, 4)).astype(np.float16)
+    b = RNG.standard_normal((4, 2)).astype(np.float16)
+    for x, y in ((a, b[:, 0]), (a[0], b), (a[0], b[:, 0]), (a[:1], b),
+                 (a, b[:, :1].copy())):
+        exp = (x.astype(np.float32) @ y.astype(np.float32)).astype(np.float16)
+        got = SY.matmul(dev(x), dev(np.ascontiguousarray(y)))
+        assert got.dtype == np.float16
+        check(got, exp, rtol=2e-3, atol=2e-3)
+
+
 def test_matmul_broadcast_operands():
     """Stride-0 matrix axes (core's broadcast views, e.g. the gradient of a sum) must not
     reach oneMKL, which rejects them."""

@@ -136,15 +136,20 @@ class Branchy(nn.Module):
         return self.out(h)
 
 
-def s_find_unused() -> None:
-    ot.manual_seed(3)
-    ref = Branchy().to(DEVICE)
-    ot.manual_seed(3)
-    model = Branchy().to(DEVICE)
+def _twins(cls: type, seed: int, step: int) -> tuple:
+    """A local reference model, the same model under DDP with find_unused_parameters,
+    and a 6-feature, 2-class batch."""
+    ot.manual_seed(seed)
+    ref = cls().to(DEVICE)
+    ot.manual_seed(seed)
+    model = cls().to(DEVICE)
     ddp = DDP(model, find_unused_parameters=True, bucket_cap_mb=0.001)
-    x, y = batch(5)
-    xs = ot.tensor(x.cpu().numpy()[:, :6], device=DEVICE)
-    y = y % 2
+    x, y = batch(step)
+    return ref, model, ddp, ot.tensor(x.cpu().numpy()[:, :6], device=DEVICE), y % 2
+
+
+def s_find_unused() -> None:
+    ref, model, ddp, xs, y = _twins(Branchy, 3, 5)
     for it in range(2):  # twice: the state resets between iterations
         for p in list(model.parameters()) + list(ref.parameters()):
             p.grad = None
@@ -184,14 +189,7 @@ class Gated(nn.Module):
 def s_find_unused_reached_without_grad() -> None:
     """A parameter the forward reaches but the backward gives no gradient: the end-of-
     backward callback marks it unused, so the reduction finishes in the same backward."""
-    ot.manual_seed(4)
-    ref = Gated().to(DEVICE)
-    ot.manual_seed(4)
-    model = Gated().to(DEVICE)
-    ddp = DDP(model, find_unused_parameters=True, bucket_cap_mb=0.001)
-    x, y = batch(7)
-    xs = ot.tensor(x.cpu().numpy()[:, :6], device=DEVICE)
-    y = y % 2
+    ref, model, ddp, xs, y = _twins(Gated, 4, 7)
     for it in range(3):
         for p in list(model.parameters()) + list(ref.parameters()):
             p.grad = None

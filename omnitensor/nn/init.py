@@ -9,7 +9,7 @@ from ..core.tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_", "default_weight_bias_"]
+           "kaiming_normal_", "orthogonal_", "default_weight_bias_"]
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -146,6 +146,30 @@ def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in",
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
     return normal_(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0,
+                generator: Generator | None = None) -> Tensor:
+    """A (semi-)orthogonal matrix times ``gain`` (Saxe et al.): the Q of a QR
+    factorisation of a normal draw, its columns' signs fixed by R's diagonal as torch does;
+    dimensions after the first are flattened."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    from .. import linalg
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    with no_grad_ctx():
+        flat = normal_(tensor.new_empty((rows, cols)), 0.0, 1.0, generator)
+        if rows < cols:
+            flat = flat.t()
+        q, r = linalg.qr(flat)
+        q = q * r.diagonal(0, -2, -1).sign()
+        if rows < cols:
+            q = q.t()
+        tensor.copy_((q * gain).reshape(tensor.shape))
+    return tensor
 
 
 def default_weight_bias_(weight: Tensor, bias: Tensor | None) -> None:

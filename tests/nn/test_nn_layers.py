@@ -303,3 +303,20 @@ def test_init_functions(device):
     p = nn.Parameter(ot.zeros(3, device=device))
     nn.init.uniform_(p)                                   # works on leaves requiring grad
     assert p.requires_grad and p.grad_fn is None
+
+
+@pytest.mark.parametrize("shape", [(4, 6), (6, 4), (3, 2, 2)])
+def test_init_orthogonal(device, shape):
+    from omnitensor.nn import init
+    w = ot.empty(*shape, device=device)
+    assert init.orthogonal_(w, gain=2.0) is w
+    m = w.reshape(shape[0], -1).cpu().numpy().astype(np.float64)
+    gram = m @ m.T if m.shape[0] <= m.shape[1] else m.T @ m
+    np.testing.assert_allclose(gram, 4 * np.eye(gram.shape[0]), atol=1e-5)
+    ot.manual_seed(3)
+    a = init.orthogonal_(ot.empty(*shape, device=device))
+    ot.manual_seed(3)
+    b = init.orthogonal_(ot.empty(*shape, device=device))
+    assert a.tolist() == b.tolist()  # seeded like every other initializer
+    with pytest.raises(ValueError, match="2 or more dimensions"):
+        init.orthogonal_(ot.empty(3, device=device))

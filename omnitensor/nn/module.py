@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, NamedTuple
 
 from ..core import dtypes as _dt
 from ..core.device import Device
-from ..core.graph import no_grad_ctx
+from ..core.graph import is_grad_enabled, no_grad_ctx
 from ..core.tensor import Tensor
 from ..utils.hooks import RemovableHandle
 from .parameter import Parameter
@@ -100,6 +100,8 @@ class Module:
         setattr_(self, "_forward_hooks_with_kwargs", set())
         setattr_(self, "_forward_hooks_always_called", set())
         setattr_(self, "_forward_pre_hooks", OrderedDict())
+        setattr_(self, "_backward_hooks", OrderedDict())
+        setattr_(self, "_backward_pre_hooks", OrderedDict())
         setattr_(self, "_forward_pre_hooks_with_kwargs", set())
         setattr_(self, "_state_dict_hooks", OrderedDict())
         setattr_(self, "_load_state_dict_post_hooks", OrderedDict())
@@ -597,6 +599,27 @@ class Module:
             self._forward_pre_hooks.move_to_end(key, last=False)
         return RemovableHandle(self._forward_pre_hooks, hook, key)
 
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False
+                                    ) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` runs when the gradients of the
+        module's Tensor positional inputs are computed; a non-None result replaces
+        ``grad_input`` (``nn/backward_hooks.py``)."""
+        key = next(_hook_ids)
+        self._backward_hooks[key] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(key, last=False)
+        return RemovableHandle(self._backward_hooks, hook, key)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False
+                                        ) -> RemovableHandle:
+        """``hook(module, grad_output)`` runs when the outputs' gradients arrive; a
+        non-None result replaces them."""
+        key = next(_hook_ids)
+        self._backward_pre_hooks[key] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(key, last=False)
+        return RemovableHandle(self._backward_pre_hooks, hook, key)
+
     def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
                               with_kwargs: bool = False,
                               always_call: bool = False) -> RemovableHandle:
@@ -615,7 +638,12 @@ class Module:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not self._forward_pre_hooks and not self._forward_hooks:
-            return self.forward(*args, **kwargs)  # the hot path: no hook bookkeeping
+            if not self._backward_hooks and not self._backward_pre_hooks:
+                return self.forward(*args, **kwargs)  # the hot path: no hook bookkeeping
+        if (self._backward_hooks or self._backward_pre_hooks) and is_grad_enabled():
+            from .backward_hooks import call_with_backward_hooks
+            return call_with_backward_hooks(self, args, kwargs,
+                                            lambda a, k: self._call_with_hooks(a, k))
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:

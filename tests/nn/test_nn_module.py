@@ -324,3 +324,59 @@ def test_modulelist_and_moduledict():
     assert len(pd) == 0 and not list(pd.parameters())
     with pytest.raises(ValueError, match="ModuleDict update sequence element #0 has length 3"):
         md.update([("x", nn.ReLU(), 1)])
+
+
+def test_full_backward_hooks_match_torch(device):
+    torch = pytest.importorskip("torch", reason="compared with PyTorch")
+    import numpy as np
+
+    def build(lib_nn):
+        class Block(lib_nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = lib_nn.Linear(3, 2)
+
+            def forward(self, x, scale):
+                return (self.lin(x) * scale).tanh(), x.sum()
+        return Block()
+
+    w = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], np.float32)
+    x_np = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
+    results = {}
+    for lib in ("ot", "torch"):
+        mod = build(nn if lib == "ot" else torch.nn)
+        t = ot if lib == "ot" else torch
+        with (ot.no_grad() if lib == "ot" else torch.no_grad()):
+            mod.lin.weight.copy_(t.tensor(w))
+            mod.lin.bias.zero_()
+        if lib == "ot":
+            mod = mod.to(device)
+        seen = []
+
+        def hook(m, gi, go):
+            seen.append(("hook", [g.tolist() for g in gi], [g.tolist() for g in go]))
+            return (gi[0] * 3, gi[1])
+
+        def pre(m, go):
+            seen.append(("pre", [None if g is None else g.tolist() for g in go]))
+        h1 = mod.register_full_backward_hook(hook)
+        mod.register_full_backward_pre_hook(pre)
+        kw = {"device": device} if lib == "ot" else {}
+        x = t.tensor(x_np, requires_grad=True, **kw)
+        s = t.tensor(2.0, requires_grad=True, **kw)
+        a, b = mod(x, s)
+        (a.sum() + b * 0.5).backward()
+        results[lib] = (list(seen), x.grad.tolist(), s.grad.item())
+        h1.remove()
+        seen.clear()
+        x.grad = None
+        a, b = mod(x, s)
+        a.sum().backward()
+        assert [e[0] for e in seen] == ["pre"]  # the removed hook no longer runs
+        assert seen[0][1][1] is None  # b got no gradient: None, as in torch
+    (seen_o, gx_o, gs_o), (seen_t, gx_t, gs_t) = results["ot"], results["torch"]
+    assert [e[0] for e in seen_o] == [e[0] for e in seen_t] == ["pre", "hook"]
+    np.testing.assert_allclose(gx_o, gx_t, rtol=1e-5, atol=1e-6)   # scaled by the hook
+    np.testing.assert_allclose(gs_o, gs_t, rtol=1e-5)
+    np.testing.assert_allclose(seen_o[1][1][0], seen_t[1][1][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(seen_o[1][2][0], seen_t[1][2][0], rtol=1e-5, atol=1e-6)

@@ -338,3 +338,9 @@ def test_pow_gradient_with_zero_tensor_exponent_like_torch(device):
     x = ot.tensor([0.0, 2.0, 0.0], requires_grad=True, device=device)
     (x ** ot.tensor([0.0, 0.0, 1.0], device=device)).sum().backward()
     assert x.grad.tolist() == [0.0, 0.0, 1.0]     # not NaN at 0 ** 0
+
+
+def test_full_median_shares_the_gradient_among_ties_like_torch(device):
+    x = ot.tensor([1.0, 2.0, 2.0, 3.0], requires_grad=True, device=device)
+    x.median().backward()
+    assert x.grad.tolist() == [0.0, 0.5, 0.5, 0.0]

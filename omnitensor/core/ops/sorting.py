@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 from ...errors import ShapeError
 from .. import dtypes as _dt
 from ..device import same_device
-from ..graph import needs_grad, no_grad_ctx
+from ..graph import needs_grad, no_grad_ctx, record
 from ..shape_util import normalize_axis
 from ..tensor import Tensor, _make
 from .elementwise import _backend_failure
@@ -128,9 +128,21 @@ def median(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     indices."""
     if dim is None:
         flat = x.reshape(-1)
-        return kthvalue(flat, (flat.shape[0] + 1) // 2, 0).values
+        with no_grad_ctx():
+            value = kthvalue(flat, (flat.shape[0] + 1) // 2, 0).values
+        if needs_grad(x):  # torch: the gradient is shared evenly by every tie
+            record("MedianBackward0", _even_backward, value, (x,), (x, value))
+        return value
     a = normalize_axis(dim, x.ndim)
     return kthvalue(x, (x.shape[a] + 1) // 2, a, keepdim)
+
+
+def _even_backward(node: Any, g: Tensor) -> tuple:
+    """The gradient of a full reduction that picks one value: split evenly among the
+    elements equal to it (torch's ``evenly_distribute_backward``)."""
+    x, value = node.saved_tensors
+    hit = (x == value).to(g.dtype)
+    return (hit * (g / hit.sum()),)
 
 
 def quantile(x: Tensor, q: Any, dim: int | None = None, keepdim: bool = False,

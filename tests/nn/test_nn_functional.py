@@ -290,3 +290,19 @@ def test_bce_gradcheck_with_weight(device):
     w = ot.tensor([1.0, 2.0, 0.5], dtype=ot.float64, device=device)
     assert ot.autograd.gradcheck(lambda a, b: F.binary_cross_entropy(a, b, weight=w), (p, y))
     assert ot.autograd.gradgradcheck(lambda a, b: F.binary_cross_entropy(a, b), (p, y))
+
+
+def test_embedding_max_norm_renormalises_used_rows_like_torch(device):
+    torch = pytest.importorskip("torch", reason="compared with PyTorch")
+    w0 = np.array([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0], [0.0, 2.0]], np.float32)
+    idx = np.array([[0, 1], [0, 3]])
+    for norm_type in (2.0, 1.0):
+        w, tw = ot.tensor(w0, device=device), torch.tensor(w0)
+        out = F.embedding(ot.tensor(idx, device=device), w, max_norm=1.5, norm_type=norm_type)
+        tout = torch.nn.functional.embedding(torch.tensor(idx), tw, max_norm=1.5,
+                                             norm_type=norm_type)
+        np.testing.assert_allclose(w.cpu().numpy(), tw.numpy(), rtol=1e-6)  # in place
+        np.testing.assert_allclose(out.cpu().numpy(), tout.numpy(), rtol=1e-6)
+    emb = nn.Embedding(4, 2, max_norm=1.0).to(device)
+    emb(ot.tensor([1, 2], device=device)).sum().backward()
+    assert emb.weight.grad is not None

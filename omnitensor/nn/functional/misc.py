@@ -129,10 +129,12 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
     if input.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be an integer tensor, got "
                         f"{input.dtype.name}")
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are "
-                                  "not supported")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not "
+                                  "supported")
     num = weight.shape[0]
+    if max_norm is not None:
+        _renorm_rows_(weight, input.reshape(-1), float(max_norm), float(norm_type))
     if padding_idx is not None:
         if not -num <= padding_idx < num:
             raise ValueError(f"padding_idx {padding_idx} is out of range for {num} embeddings")
@@ -144,6 +146,21 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
         record("EmbeddingBackward0", _embedding_backward, out, (weight,), (flat,),
                num=num, padding_idx=padding_idx)
     return out
+
+
+def _renorm_rows_(weight: Tensor, index: Tensor, max_norm: float, norm_type: float) -> None:
+    """torch's ``embedding_renorm_``: the rows of ``weight`` that ``index`` uses and whose
+    ``norm_type``-norm exceeds ``max_norm`` are scaled, in place and outside autograd, to
+    norm ``max_norm`` (times 1 / (1 + 1e-7) as torch)."""
+    from ...core.ops.reduction import vector_norm
+    from ...core.ops.sorting import unique_values
+    with no_grad_ctx():
+        rows = unique_values(index)
+        sel = weight.index_select(0, rows)
+        norms = vector_norm(sel, ord=norm_type, axis=1, keepdims=True)
+        scale = (max_norm / (norms + 1e-7)).clamp(max=1.0)
+        weight[rows] = sel * scale
+        weight._bump_version()
 
 
 def _embedding_backward(node: Any, g: Tensor) -> tuple:

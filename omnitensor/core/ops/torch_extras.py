@@ -20,7 +20,8 @@ from . import creation, join, shape as sh
 from .elementwise import isinf, isnan, where
 from .gather import scatter, scatter_add
 
-__all__ = ["clamp_min", "clamp_max", "index_add", "index_copy", "index_fill", "nan_to_num",
+__all__ = ["clamp_min", "clamp_max", "index_add", "index_copy", "index_fill", "index_put",
+           "nan_to_num",
            "exp2", "logaddexp2", "erfc", "sgn", "isposinf", "isneginf", "isreal", "ravel",
            "hsplit", "vsplit", "dsplit", "split_with_sizes", "atleast_1d", "atleast_2d",
            "atleast_3d", "column_stack", "row_stack", "dstack", "diagflat", "kron", "rot90",
@@ -147,6 +148,40 @@ def index_fill(x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     if isinstance(value, Tensor):
         value = value.item()
     return scatter(x, d, _along(index.reshape(-1), d, shape), value)
+
+
+def index_put(x: Tensor, indices: Sequence[Tensor], values: Any,
+              accumulate: bool = False) -> Tensor:
+    """``out[indices] = values`` (``x[indices]`` semantics for a tuple of index tensors);
+    with ``accumulate``, ``+=`` with duplicate indices summed (integer indices)."""
+    indices = tuple(indices)
+    if not accumulate:
+        out = x.clone()
+        out[indices] = values
+        return out
+    if not indices or any(not isinstance(i, Tensor) or i.dtype.kind not in "iu"
+                          for i in indices):
+        raise IndexError("index_put(accumulate=True): indices must be a non-empty tuple of "
+                         "integer tensors")
+    k = len(indices)
+    if k > x.ndim:
+        raise IndexError(f"index_put: {k} index tensors for a {x.ndim}-D tensor")
+    lead, rest = tuple(x.shape[:k]), tuple(x.shape[k:])
+    idx = sh.broadcast_tensors(*indices) if k > 1 else indices
+    lin = None
+    for i, n in zip(idx, lead):  # row-major linear index into the leading dimensions
+        i = i.to(_dt.int64) % n  # negative indices count from the end
+        lin = i if lin is None else lin * n + i
+    flat = lin.reshape(-1)
+    if not isinstance(values, Tensor):
+        values = creation.full(tuple(lin.shape) + rest, values, dtype=x.dtype,
+                               device=x.device)
+    vals = values.to(x.dtype).broadcast_to(tuple(lin.shape) + rest).reshape(
+        (flat.shape[0],) + rest)
+    n_lead = 1
+    for n in lead:
+        n_lead *= n
+    return index_add(x.reshape((n_lead,) + rest), 0, flat, vals).reshape(x.shape)
 
 
 def unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
@@ -468,13 +503,13 @@ def bind(T: type) -> None:
     """Install these functions as torch's Tensor methods (and in-place variants)."""
     from ..methods import _inplace_from
     for name in ("clamp_min", "clamp_max", "index_add", "index_copy", "index_fill",
-                 "nan_to_num", "exp2", "erfc", "sgn", "isposinf", "isneginf", "isreal",
-                 "ravel", "hsplit", "vsplit", "dsplit", "split_with_sizes", "diagflat",
+                 "index_put", "nan_to_num", "exp2", "erfc", "sgn", "isposinf", "isneginf",
+                 "isreal", "ravel", "hsplit", "vsplit", "dsplit", "split_with_sizes", "diagflat",
                  "kron", "rot90", "float_power", "cov", "corrcoef", "bincount", "histc",
                  "logcumsumexp", "unfold", "sum_to_size", "logaddexp2", "logdet"):
         setattr(T, name, globals()[name])
     for name in ("clamp_min", "clamp_max", "index_add", "index_copy", "index_fill",
-                 "nan_to_num", "exp2", "erfc", "sgn", "float_power"):
+                 "index_put", "nan_to_num", "exp2", "erfc", "sgn", "float_power"):
         setattr(T, name + "_", _inplace_from(globals()[name], name))
     T.softmax, T.log_softmax = softmax, log_softmax
     for name, fn in LINALG_ALIASES.items():

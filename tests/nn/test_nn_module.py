@@ -380,3 +380,38 @@ def test_full_backward_hooks_match_torch(device):
     np.testing.assert_allclose(gs_o, gs_t, rtol=1e-5)
     np.testing.assert_allclose(seen_o[1][1][0], seen_t[1][1][0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(seen_o[1][2][0], seen_t[1][2][0], rtol=1e-5, atol=1e-6)
+
+
+def test_full_backward_hooks_without_torch(device):
+    """The hooks see d(loss)/d(outputs) and d(loss)/d(inputs) and can replace the latter."""
+    import numpy as np
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 2)
+
+        def forward(self, x, scale):
+            return (self.lin(x) * scale).tanh(), x.sum()
+    mod = Block().to(device)
+    x = ot.tensor(np.arange(12, dtype=np.float32).reshape(4, 3) / 10, device=device,
+                  requires_grad=True)
+    s = ot.tensor(2.0, device=device, requires_grad=True)
+    a, b = mod(x, s)
+    (a.sum() + b * 0.5).backward()
+    plain_x, plain_s = x.grad.tolist(), s.grad.item()
+    x.grad = s.grad = None
+    seen = {}
+
+    def hook(m, gi, go):
+        seen["gi"], seen["go"] = gi, go
+        return (gi[0] * 3, gi[1])
+    mod.register_full_backward_hook(hook)
+    mod.register_full_backward_pre_hook(lambda m, go: seen.setdefault("pre", len(go)))
+    a, b = mod(x, s)
+    (a.sum() + b * 0.5).backward()
+    assert seen["pre"] == 2 and seen["go"][0].tolist() == [[1.0, 1.0]] * 4
+    assert seen["go"][1].item() == 0.5
+    np.testing.assert_allclose(seen["gi"][0].tolist(), plain_x, rtol=1e-6)
+    np.testing.assert_allclose(x.grad.tolist(), np.array(plain_x) * 3, rtol=1e-6)
+    assert abs(s.grad.item() - plain_s) < 1e-5

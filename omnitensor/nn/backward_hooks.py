@@ -34,9 +34,11 @@ def _run_hooks(call: _Call, grad_input: tuple) -> tuple:
         r = hook(m, grad_input, call.grad_output)
         if r is not None:
             r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
-            if len(r) != len(grad_input):
-                raise RuntimeError(f"backward hook returned {len(r)} gradients, expected "
-                                   f"{len(grad_input)} (one per Tensor input)")
+            if len(r) != len(grad_input) or not all(g is None or isinstance(g, Tensor)
+                                                    for g in r):
+                raise RuntimeError(f"backward hook must return None or {len(grad_input)} "
+                                   f"gradients (Tensors or None), one per Tensor input; got "
+                                   f"{r!r:.80}")
             grad_input = r
     return grad_input
 
@@ -56,7 +58,13 @@ class _Outputs(Function):
         for hook in list(m._backward_pre_hooks.values()):
             r = hook(m, grads)
             if r is not None:
-                grads = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+                r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+                if len(r) != len(grads) or not all(g is None or isinstance(g, Tensor)
+                                                   for g in r):
+                    raise RuntimeError(f"backward pre-hook must return None or {len(grads)} "
+                                       f"gradients (Tensors or None), one per output; got "
+                                       f"{r!r:.80}")
+                grads = r
         call.grad_output = tuple(grads)
         if not call.inputs_need_grad:
             _run_hooks(call, (None,) * call.n_inputs)

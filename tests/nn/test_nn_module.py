@@ -406,8 +406,10 @@ def test_full_backward_hooks_without_torch(device):
     def hook(m, gi, go):
         seen["gi"], seen["go"] = gi, go
         return (gi[0] * 3, gi[1])
+    def pre(m, go):
+        seen["pre"] = len(go)
     mod.register_full_backward_hook(hook)
-    mod.register_full_backward_pre_hook(lambda m, go: seen.setdefault("pre", len(go)))
+    handle = mod.register_full_backward_pre_hook(pre)
     a, b = mod(x, s)
     (a.sum() + b * 0.5).backward()
     assert seen["pre"] == 2 and seen["go"][0].tolist() == [[1.0, 1.0]] * 4
@@ -415,3 +417,8 @@ def test_full_backward_hooks_without_torch(device):
     np.testing.assert_allclose(seen["gi"][0].tolist(), plain_x, rtol=1e-6)
     np.testing.assert_allclose(x.grad.tolist(), np.array(plain_x) * 3, rtol=1e-6)
     assert abs(s.grad.item() - plain_s) < 1e-5
+    handle.remove()
+    mod.register_full_backward_pre_hook(lambda m, go: 2)  # not gradients: a clear error
+    a, b = mod(x, s)
+    with pytest.raises(RuntimeError, match="pre-hook must return None or 2 gradients"):
+        (a.sum() + b).backward()

@@ -28,18 +28,22 @@ class _Call:
         self.grad_output: tuple | None = None
 
 
+def _replacement(r: Any, current: tuple, what: str) -> tuple:
+    """A hook's result: ``current`` when None, else as many gradients as ``current``."""
+    if r is None:
+        return current
+    r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+    if len(r) != len(current) or not all(g is None or isinstance(g, Tensor) for g in r):
+        raise RuntimeError(f"backward {what} must return None or {len(current)} gradients "
+                           f"(Tensors or None); got {r!r:.80}")
+    return r
+
+
 def _run_hooks(call: _Call, grad_input: tuple) -> tuple:
     m = call.module
     for hook in list(m._backward_hooks.values()):
-        r = hook(m, grad_input, call.grad_output)
-        if r is not None:
-            r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
-            if len(r) != len(grad_input) or not all(g is None or isinstance(g, Tensor)
-                                                    for g in r):
-                raise RuntimeError(f"backward hook must return None or {len(grad_input)} "
-                                   f"gradients (Tensors or None), one per Tensor input; got "
-                                   f"{r!r:.80}")
-            grad_input = r
+        grad_input = _replacement(hook(m, grad_input, call.grad_output), grad_input,
+                                  "hook (one gradient per Tensor input)")
     return grad_input
 
 
@@ -56,15 +60,7 @@ class _Outputs(Function):
         call = ctx.call
         m = call.module
         for hook in list(m._backward_pre_hooks.values()):
-            r = hook(m, grads)
-            if r is not None:
-                r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
-                if len(r) != len(grads) or not all(g is None or isinstance(g, Tensor)
-                                                   for g in r):
-                    raise RuntimeError(f"backward pre-hook must return None or {len(grads)} "
-                                       f"gradients (Tensors or None), one per output; got "
-                                       f"{r!r:.80}")
-                grads = r
+            grads = _replacement(hook(m, grads), grads, "pre-hook (one gradient per output)")
         call.grad_output = tuple(grads)
         if not call.inputs_need_grad:
             _run_hooks(call, (None,) * call.n_inputs)

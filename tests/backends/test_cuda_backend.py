@@ -48,6 +48,32 @@ def test_dlpack_zero_copy_with_cupy():
 
 
 @pytest.mark.skipif(not ot.cuda.is_available(), reason="needs a CUDA (or ROCm) GPU with CuPy")
+def test_dlpack_zero_copy_with_torch_cuda():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch has no CUDA device here")
+    x = torch.arange(4, dtype=torch.float32, device="cuda:0")
+    torch.cuda.synchronize()
+    t = ot.from_dlpack(x)
+    assert t.device == ot.device("cuda:0")
+    t[0] = 5
+    ot.cuda.synchronize(0)
+    assert float(x[0]) == 5.0                   # one buffer, written through omnitensor
+    back = torch.from_dlpack(ot.arange(3, dtype=ot.float32, device="cuda:0") * 2)
+    assert back.device.type == "cuda" and back.tolist() == [0.0, 2.0, 4.0]
+    assert torch.from_dlpack(t).data_ptr() == x.data_ptr()
+
+
+@pytest.mark.skipif(not ot.cuda.is_available(), reason="needs a CUDA (or ROCm) GPU with CuPy")
+def test_rocm_build_is_reported():
+    """`omnitensor info` names the ROCm build exactly when CuPy is one."""
+    rocm = ot.cuda.is_rocm()
+    report = ot.info(print_report=False)
+    cuda_lines = [ln for ln in report.splitlines() if ln.lstrip().startswith("cuda")]
+    assert cuda_lines and any("ROCm" in ln for ln in cuda_lines) == rocm
+
+
+@pytest.mark.skipif(not ot.cuda.is_available(), reason="needs a CUDA (or ROCm) GPU with CuPy")
 def test_memory_stats_and_sync():
     before = ot.cuda.memory_allocated(0)
     t = ot.ones(1 << 20, device="cuda:0")

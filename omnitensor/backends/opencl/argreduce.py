@@ -17,7 +17,7 @@ from .array import CLArray, c_strides, new
 from .clsrc import PRELUDE
 from .cltypes import BY_NP, CType, pack_i32, pack_i64
 from .elementwise import copy
-from .launch import run, set_bytes, set_mem
+from .launch import run_items, set_bytes, set_mem
 
 _ARG = """
 __kernel void {NAME}(__global long *oi, __global {A} *ov, __global const {IC} *x,
@@ -125,10 +125,7 @@ def _run(st: Any, k: Any, oi: CLArray, ov: Any, x: Any, xi: Any, xoff: int, M: i
                   8, pack_i64(mchunk), 9, pack_i64(kchunk), 10, pack_i32(nsplit),
                   11, pack_i32(partials)))
     n = -(-M // mchunk) * nsplit
-    if st.is_cpu:
-        run(st.queue, k, (n,), (1,))
-    else:
-        run(st.queue, k, (-(-n // 64) * 64,), (64,))
+    run_items(st, k, n)
 
 
 def _plan(st: Any, M: int, K: int) -> tuple[int, int, int]:

@@ -35,7 +35,7 @@ from .array import CLArray, new
 from .clsrc import PRELUDE, complex_mul
 from .cltypes import BY_NP, CType, pack_i64
 from .elementwise import fill
-from .launch import run, set_bytes, set_mem
+from .launch import run_items, set_bytes, set_mem
 
 #: (rows per tile, vector width, vectors per tile row)
 _TILE = {"f32": (6, 8, 2), "f64": (6, 4, 2)}
@@ -205,13 +205,6 @@ def _kernel(st: Any, name: str, t: CType) -> Any:
                                 st.build_options)
 
 
-def _go(st: Any, k: Any, n: int) -> None:
-    if st.is_cpu:
-        run(st.queue, k, (n,), (1,))
-    else:
-        run(st.queue, k, (-(-n // 64) * 64,), (64,))
-
-
 def _split(st: Any, n: int, per: int) -> tuple[int, int]:
     """(work-items, items per work-item) for n items, at least ``per`` each on a CPU."""
     if not st.is_cpu:
@@ -254,7 +247,7 @@ def matmul(a: CLArray, b: CLArray) -> CLArray:
                   6, pack_i64(b.offset), 7, pack_i64(b.strides[-2]), 8, pack_i64(b.strides[-1]),
                   9, pack_i64(M), 10, pack_i64(N), 11, pack_i64(Kd), 12, pack_i64(tm),
                   13, pack_i64(tn), 14, pack_i64(tpw), 15, pack_i64(total)))
-    _go(st, k, groups)
+    run_items(st, k, groups)
     return out
 
 
@@ -269,12 +262,12 @@ def _fast(st: Any, t: CType, a: CLArray, b: CLArray, out: CLArray, nbt: int, M: 
     set_mem(ka, (0, ap.data, 1, a.data, 9, lay))
     set_bytes(ka, (2, pack_i64(a.offset), 3, pack_i64(a.strides[-2]), 4, pack_i64(a.strides[-1]),
                    5, pack_i64(M), 6, pack_i64(Kd), 7, pack_i64(tm), 8, pack_i64(nbt * tm)))
-    _go(st, ka, nbt * tm)
+    run_items(st, ka, nbt * tm)
     kb = _kernel(st, f"packb_{t.key}", t)
     set_mem(kb, (0, bp.data, 1, b.data, 9, lay))
     set_bytes(kb, (2, pack_i64(b.offset), 3, pack_i64(b.strides[-2]), 4, pack_i64(b.strides[-1]),
                    5, pack_i64(N), 6, pack_i64(Kd), 7, pack_i64(tn), 8, pack_i64(nbt * tn)))
-    _go(st, kb, nbt * tn)
+    run_items(st, kb, nbt * tn)
     total = nbt * tm * tn
     groups, tpw = _split(st, total, 1)
     if st.is_cpu:  # ~2 tiles per work-group at least: PoCL's per-group cost is a few us
@@ -285,4 +278,4 @@ def _fast(st: Any, t: CType, a: CLArray, b: CLArray, out: CLArray, nbt: int, M: 
     set_mem(k, (0, out.data, 1, ap.data, 2, bp.data))
     set_bytes(k, (3, pack_i64(M), 4, pack_i64(N), 5, pack_i64(Kd), 6, pack_i64(tm),
                   7, pack_i64(tn), 8, pack_i64(tpw), 9, pack_i64(total)))
-    _go(st, k, groups)
+    run_items(st, k, groups)

@@ -68,3 +68,12 @@ def run1d(st: Any, k: Any, n: int, local: int = 64) -> Any:
     """Enqueue ``k`` over ``n`` work-items (kernels guard ``i >= n``) with a fixed local
     size: PoCL compiles a kernel once per local size, so never let the driver pick one."""
     return run(st.queue, k, (-(-n // local) * local,), (local,))
+
+
+def run_items(st: Any, k: Any, n: int) -> Any:
+    """Enqueue ``k`` over ``n`` independent work-items (kernels guard ``i >= n``): local
+    size 1 on a CPU device, where each work-item is a plain loop PoCL vectorizes, else
+    groups of 64 (n rounded up)."""
+    if st.is_cpu:
+        return run(st.queue, k, (n,), (1,))
+    return run(st.queue, k, (-(-n // 64) * 64,), (64,))

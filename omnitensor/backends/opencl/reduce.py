@@ -29,7 +29,7 @@ from .array import CLArray, c_strides, new
 from .clsrc import PRELUDE
 from .cltypes import BY_NP, CType, pack_i32, pack_i64
 from .elementwise import copy, fill
-from .launch import run, set_bytes, set_mem
+from .launch import run_items, set_bytes, set_mem
 
 _BLOCK = 32  # outputs per work-item of the outer kernel
 
@@ -310,10 +310,7 @@ def _plan(st: Any, M: int, K: int) -> tuple[int, int, int]:
 def _launch(st: Any, k: Any, args_mem: tuple, args_bytes: tuple, n: int) -> None:
     set_mem(k, args_mem)
     set_bytes(k, args_bytes)
-    if st.is_cpu:
-        run(st.queue, k, (n,), (1,))
-    else:
-        run(st.queue, k, (-(-n // 64) * 64,), (64,))
+    run_items(st, k, n)
 
 
 def reduce(op: str, x: CLArray, axes: tuple, keepdims: bool, out_dtype: Any = None) -> CLArray:

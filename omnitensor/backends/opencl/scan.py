@@ -19,7 +19,7 @@ from . import program_cache
 from .array import CLArray, new
 from .clsrc import PRELUDE, helpers
 from .cltypes import BY_NP, CType, pack_i32, pack_i64
-from .launch import run, set_bytes, set_mem
+from .launch import run_items, set_bytes, set_mem
 
 _SCAN = """
 __kernel void scan_{OP}_{K}(__global {C} *o, __global const {C} *x, __global {A} *tot,
@@ -119,13 +119,6 @@ def _kernel(st: Any, name: str, t: CType) -> Any:
                                 st.build_options)
 
 
-def _go(st: Any, k: Any, n: int) -> None:
-    if st.is_cpu:
-        run(st.queue, k, (n,), (1,))
-    else:
-        run(st.queue, k, (-(-n // 64) * 64,), (64,))
-
-
 def cumulative(op: str, x: CLArray, axis: int) -> CLArray:
     st = x.state
     t = BY_NP.get(x.dtype)
@@ -159,9 +152,9 @@ def cumulative(op: str, x: CLArray, axis: int) -> CLArray:
               7, pack_i64(kchunk), 8, pack_i32(nsplit))
     if nsplit > 1:
         set_bytes(kern, common + (9, pack_i32(1)))
-        _go(st, kern, n)
+        run_items(st, kern, n)
     set_bytes(kern, common + (9, pack_i32(2)))
-    _go(st, kern, n)
+    run_items(st, kern, n)
     return out
 
 
@@ -185,7 +178,7 @@ def nonzero(x: CLArray) -> tuple[CLArray, ...]:
     kc = _kernel(st, f"nzcount_{t.key}", t)
     set_mem(kc, (0, cnt.data, 1, x.data, 5, lay))
     set_bytes(kc, (2, pack_i64(x.offset), 3, pack_i64(n), 4, pack_i64(chunk)))
-    _go(st, kc, groups)
+    run_items(st, kc, groups)
     host = np.empty(groups, np.int64)
     cl.enqueue_copy(st.queue, host, cnt.data, is_blocking=True)  # the size is data-dependent
     total = int(host.sum())
@@ -198,5 +191,5 @@ def nonzero(x: CLArray) -> tuple[CLArray, ...]:
         set_mem(kw, (0, out.data, 1, sbuf.data, 2, x.data, 7, lay))
         set_bytes(kw, (3, pack_i64(x.offset), 4, pack_i64(n), 5, pack_i64(chunk),
                        6, pack_i64(total)))
-        _go(st, kw, groups)
+        run_items(st, kw, groups)
     return tuple(CLArray(out.data, (total,), (1,), d * total, i64, st, True) for d in range(nd))

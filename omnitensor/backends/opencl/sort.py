@@ -20,7 +20,7 @@ from .array import CLArray, new, permute
 from .clsrc import PRELUDE
 from .cltypes import BY_NP, CType, pack_i32, pack_i64
 from .elementwise import astype, copy
-from .launch import run, set_bytes, set_mem
+from .launch import run_items, set_bytes, set_mem
 
 _RUN = 32
 
@@ -94,10 +94,7 @@ def _kernel(st: Any, name: str, t: CType) -> Any:
 def _go(st: Any, k: Any, n: int, mem: tuple, byts: tuple) -> None:
     set_mem(k, mem)
     set_bytes(k, byts)
-    if st.is_cpu:
-        run(st.queue, k, (n,), (1,))
-    else:
-        run(st.queue, k, (-(-n // 64) * 64,), (64,))
+    run_items(st, k, n)
 
 
 def _key_type(x: CLArray) -> CType:

@@ -36,12 +36,7 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             lr, lr_decay, eps, wd = group["lr"], group["lr_decay"], group["eps"], \
                 group["weight_decay"]
-            for p in group["params"]:
-                g = p.grad
-                if g is None:
-                    continue
-                if group["maximize"]:
-                    g = -g
+            for p, g in self._grads(group):
                 st = self.state[p]
                 st["step"] = _step_number(st["step"]) + 1
                 if wd:

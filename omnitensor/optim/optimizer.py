@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 from collections import defaultdict
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from ..core.graph import set_grad_enabled_raw
 from ..core.tensor import Tensor
@@ -105,6 +105,15 @@ class Optimizer:
         finally:
             set_grad_enabled_raw(prev)
         return loss
+
+    @staticmethod
+    def _grads(group: dict[str, Any]) -> Iterator[tuple[Tensor, Tensor]]:
+        """``(param, gradient)`` for the group's parameters that have a gradient, the
+        gradient negated when the group has ``maximize``."""
+        for p in group["params"]:
+            g = p.grad
+            if g is not None:
+                yield p, (-g if group.get("maximize") else g)
 
     def _step(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

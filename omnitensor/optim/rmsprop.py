@@ -30,12 +30,7 @@ class RMSprop(Optimizer):
         for group in self.param_groups:
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             wd, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
-            for p in group["params"]:
-                g = p.grad
-                if g is None:
-                    continue
-                if group["maximize"]:
-                    g = -g
+            for p, g in self._grads(group):
                 st = self.state[p]
                 if not st:
                     st["step"] = 0

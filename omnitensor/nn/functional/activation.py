@@ -186,14 +186,22 @@ def _softmax_data(x: Tensor, d: int, log: bool) -> Tensor:
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
             dtype: Any = None) -> Tensor:
     """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (numerically stable)."""
+    return _softmax_node(input, dim, dtype, False)
+
+
+def _softmax_node(input: Tensor, dim: int | None, dtype: Any, log: bool  # noqa: A002
+                  ) -> Tensor:
+    """softmax (``log``: log_softmax) as one graph node with its closed-form backward."""
     x = input if dtype is None else input.to(dtype)
     if x.dtype.kind not in "fc":
         x = x.to(_default_float())
-    d = _softmax_dim(x.ndim, dim, "softmax")
+    name = "log_softmax" if log else "softmax"
+    d = _softmax_dim(x.ndim, dim, name)
     with no_grad_ctx():
-        out = _softmax_data(x, d, False)
+        out = _softmax_data(x, d, log)
     if needs_grad(x):
-        record("SoftmaxBackward0", _softmax_backward, out, (x,), (out,), dim=d)
+        record("LogSoftmaxBackward0" if log else "SoftmaxBackward0",
+               _log_softmax_backward if log else _softmax_backward, out, (x,), (out,), dim=d)
     return out
 
 
@@ -206,15 +214,7 @@ def _softmax_backward(node: Any, g: Tensor) -> tuple:
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
                 dtype: Any = None) -> Tensor:
     """``x - logsumexp(x)`` along ``dim`` (numerically stable)."""
-    x = input if dtype is None else input.to(dtype)
-    if x.dtype.kind not in "fc":
-        x = x.to(_default_float())
-    d = _softmax_dim(x.ndim, dim, "log_softmax")
-    with no_grad_ctx():
-        out = _softmax_data(x, d, True)
-    if needs_grad(x):
-        record("LogSoftmaxBackward0", _log_softmax_backward, out, (x,), (out,), dim=d)
-    return out
+    return _softmax_node(input, dim, dtype, True)
 
 
 def _log_softmax_backward(node: Any, g: Tensor) -> tuple:

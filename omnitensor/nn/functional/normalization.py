@@ -91,6 +91,12 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # 
     centered = x - mean
     var = (centered * centered).mean(dim=2, keepdim=True)
     out = (centered * (var + eps).rsqrt()).reshape(input.shape)
+    return _channel_affine(out, input, weight, bias)
+
+
+def _channel_affine(out: Tensor, input: Tensor, weight: Tensor | None,  # noqa: A002
+                    bias: Tensor | None) -> Tensor:
+    """``out * weight + bias`` with per-channel (dim 1) weight and bias."""
     shape = _channel_shape(input)
     if weight is not None:
         out = out * weight.reshape(shape)
@@ -107,12 +113,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,  # noqa: A0
     if not use_input_stats or running_mean is not None:
         raise NotImplementedError("instance_norm: running statistics are not supported")
     out = group_norm(input, input.shape[1], None, None, eps)
-    shape = _channel_shape(input)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+    return _channel_affine(out, input, weight, bias)
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  # noqa: A002

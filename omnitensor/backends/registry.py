@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 BACKENDS: dict[str, tuple[str, str]] = {
     "cpu": ("omnitensor.backends.numpy_backend:NumpyBackend", ""),
     "opencl": ("omnitensor.backends.opencl:OpenCLBackend", "opencl"),
-    "sycl": ("omnitensor.backends.sycl_backend:SyclBackend", "sycl"),
+    "sycl": ("omnitensor.backends.sycl:SyclBackend", "sycl"),
     "cuda": ("omnitensor.backends.cupy_backend:CupyBackend", "cuda"),
 }
 

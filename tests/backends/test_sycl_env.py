@@ -1,4 +1,4 @@
-"""Finding the SYCL device without manual environment (``omnitensor.backends.sycl_env``).
+"""Finding the SYCL device without manual environment (``omnitensor.backends.sycl.env``).
 
 Each scenario runs in a fresh interpreter: the OpenCL loader reads ``OCL_ICD_FILENAMES``
 once per process, so only a new process shows what a user would see.
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from omnitensor.backends import sycl_env
+from omnitensor.backends.sycl import env as sycl_env
 
 pytest.importorskip("dpctl", reason="dpctl is not installed: pip install 'omnitensor[sycl]'")
 
@@ -23,7 +23,8 @@ import json, os, sys
 import omnitensor as ot
 x = ot.ones(3)                      # ordinary use must not load dpctl/dpnp
 loaded_early = "dpctl" in sys.modules or "dpnp" in sys.modules
-from omnitensor.backends import registry, sycl_env
+from omnitensor.backends import registry
+from omnitensor.backends.sycl import env as sycl_env
 be, why = registry.try_backend("sycl")
 rep = sycl_env.report()
 print(json.dumps({

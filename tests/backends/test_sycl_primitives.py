@@ -23,7 +23,7 @@ from omnitensor.errors import DTypeError  # noqa: E402
 SY, WHY = registry.try_backend("sycl")  # first: it prepares the environment for dpctl
 if SY is None:
     pytest.skip(f"no SYCL device: {WHY}", allow_module_level=True)
-from omnitensor.backends.sycl_pool import MIN_BYTES  # noqa: E402
+from omnitensor.backends.sycl.pool import MIN_BYTES  # noqa: E402
 NP = registry.get_backend("cpu")
 Q = SY._queues[0]
 

@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UnsupportedDTypeError
-from . import sycl_env
+from ...errors import UnsupportedDTypeError
+from . import env as sycl_env
 
 _ENV = sycl_env.prepare()  # must run before dpctl enumerates devices
 
@@ -50,9 +50,9 @@ except ImportError as e:  # the registry turns this into "pip install 'omnitenso
     sycl_env.restore()
     raise ImportError(f"the sycl backend needs dpctl and dpnp: {e}") from e
 
-from . import sycl_ops, sycl_pool  # noqa: E402 - need dpnp imported above
-from .base import BINARY, PREDICATES, UNARY  # noqa: E402
-from .namespace_backend import NamespaceBackend  # noqa: E402
+from . import ops as sycl_ops, pool as sycl_pool  # noqa: E402 - need dpnp imported above
+from ..base import BINARY, PREDICATES, UNARY  # noqa: E402
+from ..namespace_backend import NamespaceBackend  # noqa: E402
 
 #: SYCL backends in order of preference when one device is reachable through several
 #: (an Intel GPU is listed under both Level Zero and OpenCL: keep Level Zero's)

@@ -71,7 +71,7 @@ from .core.ops.torch_extras import (atleast_1d, atleast_2d, atleast_3d, bincount
                                     nan_to_num, ravel, rot90, row_stack, sgn, split_with_sizes,
                                     trapezoid, vsplit, softmax, log_softmax, det, inverse,
                                     slogdet, pinverse, matrix_power)
-from .core.ops.sorting import (argsort, bucketize, kthvalue, median, msort, quantile,
+from .core.ops.sorting import (argsort, bucketize, kthvalue, median, msort, nanmedian, quantile,
                                searchsorted, sort, topk, unique, unique_all, unique_counts,
                                unique_inverse, unique_values)
 from .core.ops.linalg_ops import (bmm, dot, einsum, ger, inner, matmul, mm, mv, outer,

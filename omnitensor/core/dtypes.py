@@ -41,6 +41,13 @@ class DType:
         self.itemsize = self.np.itemsize
         self.kind = self.np.kind  # 'b', 'i', 'u', 'f', 'c'
 
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype. NumPy reads this attribute wherever it accepts a dtype-like
+        object, so ``np.dtype(ot.float64)`` and ``arr.astype(t.dtype)`` work (SciPy and
+        scikit-learn convert between namespaces this way)."""
+        return self.np
+
     # torch-style predicates -------------------------------------------------
     @property
     def is_floating_point(self) -> bool:

@@ -403,7 +403,7 @@ def _bind_methods() -> None:
     T.argwhere = lambda self: gather.nonzero_torch(self)
     # sorting
     T.sort, T.argsort = sort_method, argsort_method
-    for name in ("topk", "kthvalue", "median", "quantile", "unique", "msort"):
+    for name in ("topk", "kthvalue", "median", "nanmedian", "quantile", "unique", "msort"):
         setattr(T, name, getattr(sorting, name))
     # products
     for name in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger"):

@@ -3,8 +3,9 @@
 A :class:`Generator` is a (seed, counter) pair kept on the host; each draw asks the device
 for Philox-4x32-10 words (``backend.random_bits``) at the current counter and advances it.
 Words become floats and integers with exact integer arithmetic, so ``manual_seed(0);
-rand(5)`` gives bit-identical numbers on cpu, opencl, sycl and cuda (``randn`` goes
-through log/cos and agrees to rounding).
+rand(5)`` gives bit-identical numbers on cpu, opencl, sycl and cuda; ``randn`` (and
+``normal``, ``init.normal_``) apply Box-Muller to the same words on the host, so they are
+bit-identical too.
 """
 from __future__ import annotations
 
@@ -139,16 +140,24 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, devi
 
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
           device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Standard normal samples (Box-Muller)."""
+    """Standard normal samples (Box-Muller), bit-identical on every device for a seed.
+
+    The uniform words come from the same Philox stream as ``rand``; the transform runs on
+    the host in float64 and is rounded once to the dtype, because each device's own
+    ``log``/``cos`` differ by an ulp or two (OpenCL allows 3-4 ulp). The cost is one
+    host-to-device copy of the result, which initialisation and sampling can afford."""
     shape = as_shape(size)
     d = _float_dtype(dtype)
     dev = resolve_device(device)
     _checked(dev, d)
     real = d.to_real()
     work = real if real is not _dt.float16 else _dt.float32
-    u1 = _uniform01(shape, work, dev, generator)
-    u2 = _uniform01(shape, work, dev, generator)
-    z = (-2.0 * (1.0 - u1).log()).sqrt() * (u2 * (2 * math.pi)).cos()
+    host = resolve_device("cpu")
+    u1 = _uniform01(shape, work, host, generator)._data.astype(np.float64)
+    u2 = _uniform01(shape, work, host, generator)._data.astype(np.float64)
+    z_host = (np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(u2 * (2 * math.pi))).astype(work.np)
+    z = _make(dev.backend.from_numpy(z_host, dev.index) if dev is not host else z_host,
+              dev, work)
     if d.kind == "c":
         zi = randn(*shape, generator=generator, dtype=real, device=dev)
         z = (z + zi * 1j) * (1 / math.sqrt(2))

@@ -123,18 +123,117 @@ def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesI
     return ValuesIndices(v, i)
 
 
-def median(x: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
-    """torch's median: the lower of the two middle values; with ``dim``, values and
-    indices."""
-    if dim is None:
+_UNSET: Any = object()
+
+
+def median(x: Tensor, dim: Any = _UNSET, keepdim: bool = False, *, axis: Any = _UNSET,
+           keepdims: Any = _UNSET) -> Any:
+    """The median, by the README's one rule for names the two APIs share.
+
+    ``axis=``/``keepdims=`` (NumPy's and the array libraries' spelling, which scikit-learn
+    calls) give NumPy's median: the mean of the two middle values, a tensor, ``axis`` an
+    int, a tuple or None. ``dim=`` (or positional) and no argument give torch's: the lower
+    middle value, and with ``dim`` the ``(values, indices)`` pair. Both propagate NaN
+    (torch's index is then the first NaN's); ``nanmedian`` skips NaN."""
+    if axis is not _UNSET or keepdims is not _UNSET:
+        if dim is not _UNSET:
+            raise TypeError("median: pass dim= (torch) or axis= (NumPy), not both")
+        return _median_numpy(x, None if axis is _UNSET else axis,
+                             False if keepdims is _UNSET else bool(keepdims))
+    _check_orderable("median", x)
+    if dim is _UNSET or dim is None:
         flat = x.reshape(-1)
+        if flat.shape[0] == 0:
+            raise ShapeError("median() of an empty tensor has no value (torch raises too); "
+                             "pass dim= over a non-empty axis")
         with no_grad_ctx():
             value = kthvalue(flat, (flat.shape[0] + 1) // 2, 0).values
+            if flat._dtype.kind == "f":
+                from .ternary import where
+                value = where(flat.isnan().any(), flat.new_full((), float("nan")), value)
         if needs_grad(x):  # torch: the gradient is shared evenly by every tie
             record("MedianBackward0", _even_backward, value, (x,), (x, value))
         return value
     a = normalize_axis(dim, x.ndim)
-    return kthvalue(x, (x.shape[a] + 1) // 2, a, keepdim)
+    out = kthvalue(x, (x.shape[a] + 1) // 2, a, keepdim)
+    if x._dtype.kind != "f" or x.shape[a] == 0:
+        return out
+    return _nan_first(x, a, keepdim, out)
+
+
+def _nan_first(x: Tensor, a: int, keepdim: bool, out: ValuesIndices) -> ValuesIndices:
+    """torch's NaN rule for ``median(dim)``: a slice holding NaN gives NaN, at the index
+    of its first NaN. The values keep kthvalue's gradient where no NaN is present."""
+    from .reduction import argmax
+    from .ternary import where
+    with no_grad_ctx():
+        isnan = x.isnan()
+        has_nan = isnan.any(dim=a, keepdim=keepdim)
+        first = argmax(isnan.to(_dt.uint8), dim=a, keepdim=keepdim)
+        indices = where(has_nan, first, out.indices)
+    values = where(has_nan, out.values.new_full((), float("nan")), out.values)
+    return ValuesIndices(values, indices)
+
+
+def _median_numpy(x: Tensor, axis: Any, keepdims: bool) -> Tensor:
+    """NumPy's median over ``axis`` (None: every axis): the mean of the two middles,
+    NaN where a slice holds NaN (NaN sorts last, so the last sorted value tells)."""
+    _check_orderable("median", x)
+    if x._dtype.kind != "f":
+        x = x.to(_dt.get_default_dtype())
+    nd = x.ndim
+    axes = tuple(range(nd)) if axis is None else (
+        tuple(normalize_axis(a, nd) for a in axis) if isinstance(axis, (tuple, list))
+        else (normalize_axis(axis, nd),))
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"median: repeated axis in {axis!r}")
+    if nd == 0:
+        return x.clone()
+    rest = [d for d in range(nd) if d not in axes]
+    moved = x.permute(*rest, *axes) if axes else x
+    n = 1
+    for d in axes:
+        n *= x.shape[d]
+    if n == 0:
+        raise ShapeError(f"median over axis {axis!r} of a tensor of shape {tuple(x.shape)}: "
+                         "the reduced axes are empty")
+    flat = moved.reshape(*[x.shape[d] for d in rest], n)
+    v = sort_torch(flat, -1).values
+    lo, hi = v.narrow(-1, (n - 1) // 2, 1), v.narrow(-1, n // 2, 1)
+    med = (lo + hi) / 2
+    from .ternary import where
+    med = where(v.narrow(-1, n - 1, 1).isnan(), v.narrow(-1, n - 1, 1), med).squeeze(-1)
+    if keepdims:
+        shape = list(x.shape)
+        for d in axes:
+            shape[d] = 1
+        med = med.reshape(*shape)
+    return med
+
+
+def nanmedian(x: Tensor, dim: Any = _UNSET, keepdim: bool = False) -> Any:
+    """torch's nanmedian: the lower middle of the non-NaN values (NaN only where a slice
+    is all NaN); with ``dim``, ``(values, indices)``."""
+    _check_orderable("nanmedian", x)
+    full = dim is _UNSET or dim is None
+    t = x.reshape(-1) if full else x
+    a = 0 if full else normalize_axis(dim, x.ndim)
+    if x._dtype.kind != "f":
+        return median(t, a, keepdim).values if full else median(t, a, keepdim)
+    from .gather import gather
+    from .ternary import where
+    sorted_v, idx = sort_torch(t, a)  # NaN last
+    with no_grad_ctx():
+        count = (~t.isnan()).sum(dim=a, keepdim=True)
+        k = where(count > 0, (count - 1) // 2, count * 0)
+        pick = gather(idx, a, k)
+    values = gather(sorted_v, a, k)
+    values = where(count == 0, values.new_full((), float("nan")), values)
+    if full:
+        return values.reshape(())
+    if not keepdim:
+        values, pick = values.squeeze(a), pick.squeeze(a)
+    return ValuesIndices(values, pick)
 
 
 def _even_backward(node: Any, g: Tensor) -> tuple:

@@ -71,6 +71,8 @@ def where(condition: Tensor, x1: Any, x2: Any) -> Tensor:
     be = dev.backend
     try:
         c = _to(condition, _dt.bool_, dev, shape)
+        if isinstance(c, _SCALARS):  # a 0-d cpu condition is a value: make it an operand
+            c = be.broadcast_to(be.full((), c, _dt.bool_.np, dev.index), shape)
         a, b = _to(x1, d, dev, shape), _to(x2, d, dev, shape)
         if isinstance(a, _SCALARS) and isinstance(b, _SCALARS):
             # the contract: at least one array operand, which carries the result dtype

@@ -1,10 +1,18 @@
 """``omnitensor.optim``: optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and
 ``lr_scheduler``. Updates run in place under no_grad on each parameter's device."""
 from . import lr_scheduler  # noqa: F401
+from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adamax import Adamax
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler",
+           "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS"]

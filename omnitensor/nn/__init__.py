@@ -16,6 +16,7 @@ from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .parameter import Parameter
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d,
                       AvgPool2d, MaxPool1d, MaxPool2d)
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
 from .transformer import TransformerEncoder, TransformerEncoderLayer
 
@@ -31,4 +32,5 @@ __all__ = [
     "LogSoftmax", "Softmin", "Threshold", "MultiheadAttention", "TransformerEncoderLayer",
     "TransformerEncoder", "MSELoss", "L1Loss", "HuberLoss", "SmoothL1Loss", "NLLLoss",
     "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
 ]

@@ -1,6 +1,7 @@
 """``omnitensor.nn.utils``: gradient clipping and parameter/vector conversion."""
+from . import rnn  # noqa: F401 (torch.nn.utils.rnn)
 from .clip_grad import clip_grad_norm_, clip_grad_value_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_to_vector",
-           "vector_to_parameters"]
+           "vector_to_parameters", "rnn"]

@@ -39,11 +39,11 @@ def main() -> int:
     ap.add_argument("--json", default="", help="also write the results here (rank 0)")
     args = ap.parse_args()
     if not _launched():
-        from omnitensor.dist.run import main as run
+        from omnitensor.distributed.run import main as run
         return run(["-n", str(args.n), __file__] + sys.argv[1:])
 
     import omnitensor as ot
-    import omnitensor.dist as dist
+    import omnitensor.distributed as dist
 
     dist.init_process_group()  # before mpi4py's import: it tunes Open MPI first
     from mpi4py import MPI

@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 import omnitensor as ot
-import omnitensor.dist as dist
+import omnitensor.distributed as dist
 import omnitensor.nn as nn
 import omnitensor.nn.functional as F
 import omnitensor.optim as optim

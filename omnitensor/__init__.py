@@ -188,7 +188,7 @@ def empty_cache(device: _Any = None) -> None:
         be.empty_cache(None)
 
 
-_LAZY = {"nn", "optim", "data", "dist", "utils", "linalg", "fft", "cuda", "testing",
+_LAZY = {"nn", "optim", "data", "dist", "distributed", "utils", "linalg", "fft", "cuda", "testing",
          "conformance", "serialization"}
 
 

@@ -22,8 +22,8 @@ import numpy as np
 
 def main() -> int:
     import omnitensor as ot
-    import omnitensor.dist as dist
-    from omnitensor.dist import ReduceOp
+    import omnitensor.distributed as dist
+    from omnitensor.distributed import ReduceOp
 
     gpus = [d for d in ot.devices() if d.type == "cuda"]
     if not gpus:

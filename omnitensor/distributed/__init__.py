@@ -1,8 +1,8 @@
-"""``omnitensor.dist``: torch.distributed's API over MPI (every device) and NCCL (cuda).
+"""``omnitensor.distributed``: torch.distributed's API over MPI (every device) and NCCL (cuda).
 
 Start ranks with ``omnitensor-run -n 4 train.py`` (a wrapper of ``mpiexec``), then::
 
-    import omnitensor.dist as dist
+    import omnitensor.distributed as dist
     dist.init_process_group()          # mpi for cpu/opencl/sycl tensors, nccl for cuda
     dist.all_reduce(t)                 # in place, like torch
     model = omnitensor.nn.parallel.DistributedDataParallel(model)
@@ -49,4 +49,4 @@ def __getattr__(name: str) -> Any:
     if name == "DistributedDataParallel":
         from .ddp import DistributedDataParallel
         return DistributedDataParallel
-    raise AttributeError(f"module 'omnitensor.dist' has no attribute {name!r}")
+    raise AttributeError(f"module 'omnitensor.distributed' has no attribute {name!r}")

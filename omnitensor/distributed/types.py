@@ -1,4 +1,4 @@
-"""Shared vocabulary of ``omnitensor.dist``: reduce ops, errors and work handles.
+"""Shared vocabulary of ``omnitensor.distributed``: reduce ops, errors and work handles.
 
 Nothing here imports mpi4py or CuPy: the transports (``mpi_backend``, ``nccl_backend``)
 subclass :class:`Work` with their own request objects.

@@ -26,7 +26,7 @@ def _why_no_mpi() -> str | None:
     if importlib.util.find_spec("mpi4py") is None:
         return "mpi4py is not installed (pip install 'omnitensor[mpi]')"
     try:
-        from omnitensor.dist.run import find_mpiexec
+        from omnitensor.distributed.run import find_mpiexec
         find_mpiexec()
     except FileNotFoundError as e:
         return str(e)
@@ -55,11 +55,11 @@ def skip_absent(device: str) -> None:
 def run_ranks(n: int, script: str, *args: str, timeout: float = 300,
               env: dict | None = None) -> tuple[subprocess.CompletedProcess, float]:
     """Run ``script`` on ``n`` ranks through the launcher (``python -m
-    omnitensor.dist.run``, what the ``omnitensor-run`` script calls); (result, seconds)."""
+    omnitensor.distributed.run``, what the ``omnitensor-run`` script calls); (result, seconds)."""
     run_env = dict(os.environ)
     run_env["PYTHONPATH"] = str(REPO) + os.pathsep + run_env.get("PYTHONPATH", "")
     run_env.update(env or {})
-    cmd = [sys.executable, "-m", "omnitensor.dist.run", "-n", str(n), str(WORKERS / script),
+    cmd = [sys.executable, "-m", "omnitensor.distributed.run", "-n", str(n), str(WORKERS / script),
            *args]
     t0 = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=run_env,

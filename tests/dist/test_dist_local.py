@@ -14,10 +14,10 @@ import pytest
 
 import omnitensor as ot
 from omnitensor.data.distributed import DistributedSampler
-from omnitensor.dist import objects
-from omnitensor.dist.nccl_backend import NCCL_DTYPES, nccl_plan
-from omnitensor.dist.registry import DEFAULT_DEVICE_MAP, resolve_backend
-from omnitensor.dist.types import DistributedError, ReduceOp
+from omnitensor.distributed import objects
+from omnitensor.distributed.nccl_backend import NCCL_DTYPES, nccl_plan
+from omnitensor.distributed.registry import DEFAULT_DEVICE_MAP, resolve_backend
+from omnitensor.distributed.types import DistributedError, ReduceOp
 
 from dist_helpers import NO_MPI, REPO, WORKERS, needs_mpi, run_ranks
 
@@ -35,9 +35,9 @@ def _python(code: str, env: dict | None = None,
 def test_import_does_not_load_mpi_or_cupy() -> None:
     proc = _python("""
         import sys
-        import omnitensor, omnitensor.dist, omnitensor.nn.parallel
+        import omnitensor, omnitensor.distributed, omnitensor.nn.parallel
         import omnitensor.data.distributed
-        from omnitensor.dist import run, registry, collectives, objects
+        from omnitensor.distributed import run, registry, collectives, objects
         loaded = [m for m in sys.modules if m.split('.')[0] in ('mpi4py', 'cupy')]
         assert not loaded, loaded
         print('clean')
@@ -50,7 +50,7 @@ def test_default_backend_follows_device_type(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.delenv("OMNITENSOR_DIST_BACKEND", raising=False)
     assert DEFAULT_DEVICE_MAP == {"cpu": "mpi", "opencl": "mpi", "sycl": "mpi",
                                   "cuda": "nccl"}
-    from omnitensor.dist import registry
+    from omnitensor.distributed import registry
     monkeypatch.setattr(registry, "_nccl_usable", lambda: False)  # no CuPy/NCCL
     for dev in ("cpu", "opencl", "sycl"):
         name, mapping = resolve_backend(None, dev)
@@ -112,7 +112,7 @@ def test_nccl_backend_without_cupy_is_a_clear_error() -> None:
         pytest.skip("CuPy is installed here")
     except ImportError:
         pass
-    from omnitensor.dist.registry import create_backend
+    from omnitensor.distributed.registry import create_backend
     with pytest.raises(DistributedError, match="needs CuPy built with NCCL.*backend='mpi'"):
         create_backend("nccl", None)  # fails before it touches the group
 
@@ -189,7 +189,7 @@ def test_sampler_drop_last_and_epochs() -> None:
 
 
 def test_sampler_needs_a_group_or_explicit_ranks() -> None:
-    import omnitensor.dist as dist
+    import omnitensor.distributed as dist
     if dist.is_initialized():
         pytest.skip("a process group is initialised in this process")
     with pytest.raises(RuntimeError, match="init_process_group"):
@@ -199,7 +199,7 @@ def test_sampler_needs_a_group_or_explicit_ranks() -> None:
 # ----------------------------------------------------------------------- launcher
 @needs_mpi
 def test_launcher_command_line() -> None:
-    from omnitensor.dist.run import build_command, find_mpiexec
+    from omnitensor.distributed.run import build_command, find_mpiexec
     exe = find_mpiexec()
     assert os.path.basename(exe) in ("mpiexec", "mpirun")
     cmd, env = build_command(["-n", "3", "--map-by", "slot", "train.py", "--lr", "0.1"])
@@ -221,10 +221,10 @@ def test_launcher_command_line() -> None:
 @needs_mpi
 def test_omnitensor_run_script() -> None:
     """The console script parses and prints the mpiexec command (every real rank in these
-    tests starts through the same launcher: ``python -m omnitensor.dist.run``)."""
+    tests starts through the same launcher: ``python -m omnitensor.distributed.run``)."""
     script = WORKERS / "suite.py"
     exe = os.path.join(os.path.dirname(sys.executable), "omnitensor-run")
-    cmd = [exe] if os.path.exists(exe) else [sys.executable, "-m", "omnitensor.dist.run"]
+    cmd = [exe] if os.path.exists(exe) else [sys.executable, "-m", "omnitensor.distributed.run"]
     dry = subprocess.run(cmd + ["-n", "2", "--dry-run", str(script)], capture_output=True,
                          text=True)
     assert dry.returncode == 0, dry.stderr
@@ -240,7 +240,7 @@ def test_singleton_group() -> None:
     """Without mpiexec, MPI runs one rank: the API works on a group of one; init, destroy
     and init again; explicit backends and OMNITENSOR_DIST_BACKEND."""
     proc = _python("""
-        import omnitensor as ot, omnitensor.dist as dist
+        import omnitensor as ot, omnitensor.distributed as dist
         assert not dist.is_initialized()
         try:
             dist.get_rank()
@@ -261,7 +261,7 @@ def test_singleton_group() -> None:
         out = ot.zeros(2, 2)
         dist.all_gather_into_tensor(out, ot.ones(2, 2))
         assert out.tolist() == [[1.0, 1.0], [1.0, 1.0]]
-        from omnitensor.dist.mpi_backend import cuda_aware
+        from omnitensor.distributed.mpi_backend import cuda_aware
         print('cuda_aware', cuda_aware())
         dist.destroy_process_group()
         assert not dist.is_initialized()

@@ -7,7 +7,7 @@ import time
 import traceback
 from typing import Callable
 
-import omnitensor.dist as dist
+import omnitensor.distributed as dist
 
 
 def run_sections(sections: dict[str, Callable[[], None]], report: str, only: set | None,

@@ -15,8 +15,8 @@ from typing import Any, Callable
 import numpy as np
 
 import omnitensor as ot
-import omnitensor.dist as dist
-from omnitensor.dist import ReduceOp
+import omnitensor.distributed as dist
+from omnitensor.distributed import ReduceOp
 
 from _harness import run_sections
 

@@ -11,7 +11,7 @@ import sys
 import time
 
 import omnitensor as ot
-import omnitensor.dist as dist
+import omnitensor.distributed as dist
 
 MODE = sys.argv[1]
 dist.init_process_group(timeout=600 if MODE == "raise" else 3)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-import omnitensor.dist as dist
+import omnitensor.distributed as dist
 
 dist.init_process_group(timeout=90)
 

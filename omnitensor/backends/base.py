@@ -42,7 +42,7 @@ import numpy as np
 UNARY = (
     "negative", "positive", "abs", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt",
     "square", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
-    "acosh", "atanh", "erf", "sign", "floor", "ceil", "round", "trunc", "reciprocal",
+    "acosh", "atanh", "erf", "erfc", "sign", "floor", "ceil", "round", "trunc", "reciprocal",
     "isnan", "isinf", "isfinite", "signbit", "logical_not", "bitwise_invert", "conj",
     "real", "imag",
 )

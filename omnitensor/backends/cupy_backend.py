@@ -43,8 +43,8 @@ class CupyBackend(NamespaceBackend):
             self._why = None if self._count else "CuPy is installed but finds no GPU"
         super().__init__()
         try:
-            from cupyx.scipy.special import erf
-            self.erf = erf
+            from cupyx.scipy.special import erf, erfc
+            self.erf, self.erfc = erf, erfc
         except ImportError:  # pragma: no cover - cupyx ships with cupy
             pass
         self._sigmoid_kernel = None

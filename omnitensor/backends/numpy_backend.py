@@ -53,29 +53,32 @@ def _array_result(ufunc: Any) -> Any:
     return call
 
 
-def _make_erf() -> Any:
+def _make_erf(name: str = "erf") -> Any:
+    """SciPy's ``erf``/``erfc`` (exact to the last ulp), float16 through float32, or the
+    ``math`` module's vectorised where SciPy is absent."""
     try:
-        from scipy.special import erf as scipy_erf  # optional, faster and exact
+        import scipy.special
+        fn = getattr(scipy.special, name)
 
-        def erf(x: np.ndarray, out: Any = None) -> np.ndarray:
+        def special(x: np.ndarray, out: Any = None) -> np.ndarray:
             if x.dtype == np.float16:  # scipy has no float16 loop: it would return float64
-                r = scipy_erf(x.astype(np.float32)).astype(np.float16)
+                r = fn(x.astype(np.float32)).astype(np.float16)
                 if out is None:
                     return r
                 out[...] = r
                 return out
-            return scipy_erf(x) if out is None else scipy_erf(x, out=out)
-        return erf
+            return fn(x) if out is None else fn(x, out=out)
+        return special
     except ImportError:  # pragma: no cover - scipy is usually present
-        vec = np.vectorize(math.erf, otypes=[np.float64])
+        vec = np.vectorize(getattr(math, name), otypes=[np.float64])
 
-        def erf(x: np.ndarray, out: Any = None) -> np.ndarray:
+        def special(x: np.ndarray, out: Any = None) -> np.ndarray:
             r = np.asarray(vec(x)).astype(x.dtype)
             if out is None or out is Ellipsis:
                 return r
             out[...] = r
             return out
-        return erf
+        return special
 
 
 def _cpu_name() -> str:
@@ -108,6 +111,8 @@ class NumpyBackend(NamespaceBackend):
         self.round = _array_result(np.rint)  # half to even, and a ufunc (np.round is not)
         erf = _make_erf()
         self.erf = lambda x, out=None: np.asarray(erf(x, out=out))
+        erfc = _make_erf("erfc")
+        self.erfc = lambda x, out=None: np.asarray(erfc(x, out=out))
 
     def version(self) -> str:
         return f"numpy {np.__version__}"

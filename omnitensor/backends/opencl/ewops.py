@@ -44,6 +44,7 @@ UNARY: dict[str, dict[str, str]] = {
                 "c": "{K}_div(({T})(1, 0), ({T})(1, 0) + {K}_exp(-x))"},
     "rsqrt": {"f": "rsqrt(x)", "c": "{K}_div(({T})(1, 0), {K}_sqrt(x))"},
     "erf": {"f": "erf(x)"},
+    "erfc": {"f": "erfc(x)"},
 }
 # transcendental functions: the OpenCL builtin for reals, our helper for complex
 for _name, _cl in [("exp", "exp"), ("expm1", "expm1"), ("log", "log"), ("log1p", "log1p"),

@@ -116,7 +116,8 @@ class SyclBackend(NamespaceBackend):
         # dtypes some device lacks: only these need a check on the hot path
         self._risky = frozenset((_FP64 if not all(self._fp64) else frozenset())
                                 | (_FP16 if not all(self._fp16) else frozenset()))
-        self.erf = sycl_ops.erf  # dpnp keeps erf in dpnp.scipy.special
+        self.erf = sycl_ops.erf  # dpnp keeps erf/erfc in dpnp.scipy.special
+        self.erfc = sycl_ops.erfc
         if _rsqrt is not None:
             self.rsqrt = _rsqrt  # optional fast path core looks up
         for name in BINARY:
@@ -179,6 +180,11 @@ class SyclBackend(NamespaceBackend):
             notes.append("no fp16 aspect: float16 unavailable")
         info["notes"] = notes
         return info
+
+    def wide_accumulation(self, x: Any) -> bool:
+        """float64 accumulators only where the device has the fp64 aspect (Arc GPUs lack
+        it)."""
+        return bool(x.sycl_device.has_aspect_fp64)
 
     def supports_dtype(self, dtype: np.dtype, index: int) -> bool:
         dtype = np.dtype(dtype)

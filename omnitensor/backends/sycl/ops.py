@@ -21,9 +21,9 @@ import dpnp
 import numpy as np
 
 try:
-    from dpnp.scipy.special import erf as _erf
+    from dpnp.scipy.special import erf as _erf, erfc as _erfc
 except ImportError:  # older dpnp: erf lived in the top namespace
-    _erf = dpnp.erf
+    _erf, _erfc = dpnp.erf, dpnp.erfc
 
 
 def _flat_keys(shape: tuple[int, ...], indices: tuple[Any, ...]) -> Any:
@@ -167,12 +167,20 @@ def broadcast_matrix(x: Any) -> bool:
     return any(st[i] == 0 and sh[i] > 1 for i in (-1, -2) if -i <= len(sh))
 
 
-def erf(x: Any, out: Any = None) -> Any:
-    """dpnp's erf, keeping float16 (it computes float16 in float32 and returns that)."""
-    if x.dtype != np.float16:
-        return _erf(x, out=out)
-    r = _erf(x).astype(np.float16)
-    if out is None:
-        return r
-    out[...] = r
-    return out
+def _keep_half(fn: Any) -> Any:
+    """dpnp's special function ``fn``, keeping float16 (it computes float16 in float32 and
+    returns that)."""
+    def call(x: Any, out: Any = None) -> Any:
+        if x.dtype != np.float16:
+            return fn(x, out=out)
+        r = fn(x).astype(np.float16)
+        if out is None:
+            return r
+        out[...] = r
+        return out
+    call.__name__ = fn.__name__
+    return call
+
+
+erf = _keep_half(_erf)
+erfc = _keep_half(_erfc)

@@ -408,6 +408,7 @@ UNARY_OPS: dict[str, UnaryOp] = {op.name: op for op in [
     U("acosh", R.u_float, lambda g, x, y: g / _conj((x - 1).sqrt() * (x + 1).sqrt()), "x"),
     U("atanh", R.u_float, lambda g, x, y: g / _conj(1 - x * x), "x"),
     U("erf", R.u_real_float, lambda g, x, y: g * _TWO_OVER_SQRT_PI * (-(x * x)).exp(), "x"),
+    U("erfc", R.u_real_float, lambda g, x, y: g * -_TWO_OVER_SQRT_PI * (-(x * x)).exp(), "x"),
     U("sigmoid", R.u_float, lambda g, x, y: g * _conj(y * (1 - y)), "out",
       forward=_sigmoid),
     U("relu", R.u_real_numeric, lambda g, x, y: g * (y > 0), "out", forward=_relu),

@@ -83,7 +83,9 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
     """``x * Phi(x)`` (exact, with erf) or the tanh approximation (``approximate='tanh'``)."""
     if approximate == "none":
-        return input * 0.5 * ((input * _SQRT_HALF).erf() + 1.0)
+        # Phi(x) = erfc(-x/sqrt 2)/2: no cancellation in the left tail, where 1 + erf(x/sqrt 2)
+        # loses every digit (float32 gelu(-4) was 1e-3 off relative)
+        return input * 0.5 * (input * -_SQRT_HALF).erfc()
     if approximate == "tanh":
         inner = (input + input * input * input * 0.044715) * _SQRT_2_OVER_PI
         return input * 0.5 * (inner.tanh() + 1.0)

@@ -1,0 +1,182 @@
+"""Run a script written for PyTorch on omnitensor: ``import torch`` resolves to omnitensor.
+
+::
+
+    omnitensor-run --as-torch train.py --epochs 3        # the launcher's flag
+    python -m omnitensor.as_torch train.py --epochs 3    # the same, without the launcher
+    python -m omnitensor.as_torch -m mypackage.train     # a module, as ``python -m``
+    OMNITENSOR_DEVICE=opencl:0 python -m omnitensor.as_torch train.py
+
+or, from Python, ``omnitensor.as_torch.install()`` before the first ``import torch``.
+
+How: a meta-path finder placed first on ``sys.meta_path`` answers every import of
+``torch`` or ``torch.<anything>`` by importing ``omnitensor.<anything>`` and putting *that
+same module object* in ``sys.modules`` under the torch name, so ``torch.nn is
+omnitensor.nn``, ``isinstance(x, torch.Tensor)`` works on omnitensor tensors, and module
+state (seeds, default device, grad mode) is shared however a module was reached. Only the
+exact name ``torch`` and its dotted submodules are aliased: ``torchvision``,
+``torchaudio``, ``torchtext`` stay what they are (not installed here, usually).
+
+Limits, honestly:
+
+* a ``torch.*`` path omnitensor does not have raises ``ModuleNotFoundError`` naming both
+  names (``torch._C``, ``torch._dynamo``, ``torch.testing._internal`` ... are torch's
+  internals and have no equivalent);
+* the modules keep their own names: ``torch.__name__ == "omnitensor"`` and
+  ``torch.__version__`` is omnitensor's version, so code that parses torch's version
+  number sees omnitensor's;
+* files written by real torch's ``torch.save`` (zip of pickles) are not readable; omnitensor
+  checkpoints are safetensors files (see :mod:`omnitensor.serialization`);
+* a real torch already imported in the process (``"torch" in sys.modules`` before
+  :func:`install`) is left alone: install the finder first;
+* the alias lives in this process and in children made by ``fork``; a child started with
+  the ``spawn`` method is a fresh interpreter and needs ``install()`` itself (the runner
+  sets ``OMNITENSOR_AS_TORCH=1`` in the environment so tools can tell).
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import runpy
+import sys
+from types import ModuleType
+from typing import Any, Sequence
+
+__all__ = ["install", "uninstall", "is_installed", "main", "TorchAliasFinder"]
+
+_ALIAS = "torch"
+_TARGET = "omnitensor"
+
+
+def _target_name(fullname: str) -> str:
+    return _TARGET + fullname[len(_ALIAS):]
+
+
+class _AliasLoader(importlib.abc.Loader):
+    """Loads ``torch.x`` by importing ``omnitensor.x`` and replacing the placeholder module
+    importlib made with the real one (importlib re-reads ``sys.modules`` after
+    ``exec_module``, so the import statement gets omnitensor's module object and that
+    module's own ``__spec__``/``__name__`` stay untouched)."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return None  # a throwaway placeholder; exec_module swaps it out
+
+    def exec_module(self, module: ModuleType) -> None:
+        alias = module.__name__
+        try:
+            real = importlib.import_module(self.target)
+        except ModuleNotFoundError as e:
+            if e.name is not None and not (e.name == self.target
+                                           or self.target.startswith(e.name + ".")):
+                raise  # something inside omnitensor is missing: show that, not a rename
+            parent_name, _, child = self.target.rpartition(".")
+            parent = sys.modules.get(parent_name)
+            if parent is not None and _lazy_has(parent, self.target):
+                sys.modules[alias] = getattr(parent, child)  # a module made by __getattr__
+                return
+            raise ModuleNotFoundError(
+                f"No module named {alias!r}: running with `import torch` aliased to omnitensor "
+                f"(--as-torch), and omnitensor has no {self.target!r}. This torch module is "
+                f"not supported; see `python -m omnitensor.as_torch --help` for the limits",
+                name=alias) from None
+        sys.modules[alias] = real
+
+
+class TorchAliasFinder(importlib.abc.MetaPathFinder):
+    """``torch`` / ``torch.*`` -> ``omnitensor`` / ``omnitensor.*`` (see the module doc)."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None
+                  ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != _ALIAS and not fullname.startswith(_ALIAS + "."):
+            return None
+        name = _target_name(fullname)
+        real = sys.modules.get(name)
+        if real is None and fullname != _ALIAS:
+            # check the path exists before committing to it, so `try: import torch.x`
+            # / `except ImportError` in scripts behaves as with a torch lacking x
+            parent = sys.modules.get(name.rpartition(".")[0])
+            if parent is not None and hasattr(parent, "__path__"):
+                if importlib.util.find_spec(name) is None and not _lazy_has(parent, name):
+                    return None  # importlib then raises ModuleNotFoundError('torch.x')
+        return importlib.machinery.ModuleSpec(fullname, _AliasLoader(name),
+                                              is_package=True)
+
+
+def _lazy_has(parent: ModuleType, name: str) -> bool:
+    """Whether a package exposes ``name``'s last part as a lazily made submodule."""
+    try:
+        attr = getattr(parent, name.rpartition(".")[2])
+    except Exception:  # noqa: BLE001 - an absent attribute is an answer
+        return False
+    return isinstance(attr, ModuleType)
+
+
+_FINDER = TorchAliasFinder()
+
+
+def install() -> None:
+    """Make ``import torch`` (and every ``torch.*``) resolve to omnitensor in this process.
+    Idempotent. A torch imported before this call stays the real torch."""
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)
+    os.environ["OMNITENSOR_AS_TORCH"] = "1"
+
+
+def uninstall() -> None:
+    """Remove the finder and the ``torch*`` aliases it put in ``sys.modules``."""
+    while _FINDER in sys.meta_path:
+        sys.meta_path.remove(_FINDER)
+    for name, mod in list(sys.modules.items()):
+        if (name == _ALIAS or name.startswith(_ALIAS + ".")) and \
+                getattr(mod, "__name__", "").startswith(_TARGET):
+            del sys.modules[name]
+    os.environ.pop("OMNITENSOR_AS_TORCH", None)
+
+
+def is_installed() -> bool:
+    return _FINDER in sys.meta_path
+
+
+_USAGE = """usage: python -m omnitensor.as_torch (script.py | -m module) [args...]
+
+Runs a PyTorch script with `import torch` resolving to omnitensor (also:
+omnitensor-run --as-torch script.py). Pick the device with OMNITENSOR_DEVICE=opencl:0 (or
+sycl:0, cuda:0); `torch.accelerator` and `torch.cuda` answer for what this machine has.
+Limits: torch internals (torch._C, torch._dynamo, ...) do not exist; torch.__version__ is
+omnitensor's; checkpoints written by real torch are not readable; `spawn` worker processes
+need omnitensor.as_torch.install() themselves."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m omnitensor.as_torch``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(_USAGE)
+        return 0 if args else 2
+    install()
+    if args[0] == "-m":
+        if len(args) < 2:
+            print(_USAGE, file=sys.stderr)
+            return 2
+        sys.argv = [args[1]] + args[2:]
+        sys.path.insert(0, os.getcwd())
+        runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+        return 0
+    script = args[0]
+    if not os.path.exists(script):
+        print(f"omnitensor.as_torch: no such script: {script}", file=sys.stderr)
+        return 2
+    sys.argv = args
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    runpy.run_path(script, run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,7 @@
+"""``omnitensor.nn.modules.channelshuffle``: torch's import path for these layers (they live in
+:mod:`omnitensor.nn`)."""
+from ._reexport import reexport
+
+__all__, __getattr__ = reexport(__name__, [
+    "ChannelShuffle",
+])

@@ -1,0 +1,11 @@
+"""``omnitensor.nn.modules.container``: torch's import path for these layers (they live in
+:mod:`omnitensor.nn`)."""
+from ._reexport import reexport
+
+__all__, __getattr__ = reexport(__name__, [
+    "Sequential",
+    "ModuleList",
+    "ModuleDict",
+    "ParameterList",
+    "ParameterDict",
+])

@@ -1,0 +1,10 @@
+"""``omnitensor.nn.modules.linear``: torch's import path for these layers (they live in
+:mod:`omnitensor.nn`)."""
+from ._reexport import reexport
+
+__all__, __getattr__ = reexport(__name__, [
+    "Identity",
+    "Linear",
+    "Bilinear",
+    "LazyLinear",
+])

@@ -1,0 +1,9 @@
+"""``omnitensor.nn.modules.module``: torch's import path for these layers (they live in
+:mod:`omnitensor.nn`)."""
+from ._reexport import reexport
+
+__all__, __getattr__ = reexport(__name__, [
+    "Module",
+])
+
+from ..module import Module  # noqa: E402,F401

@@ -1,0 +1,8 @@
+"""``omnitensor.nn.modules.sparse``: torch's import path for these layers (they live in
+:mod:`omnitensor.nn`)."""
+from ._reexport import reexport
+
+__all__, __getattr__ = reexport(__name__, [
+    "Embedding",
+    "EmbeddingBag",
+])

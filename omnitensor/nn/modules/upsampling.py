@@ -1,0 +1,9 @@
+"""``omnitensor.nn.modules.upsampling``: torch's import path for these layers (they live in
+:mod:`omnitensor.nn`)."""
+from ._reexport import reexport
+
+__all__, __getattr__ = reexport(__name__, [
+    "Upsample",
+    "UpsamplingNearest2d",
+    "UpsamplingBilinear2d",
+])

@@ -111,7 +111,19 @@ int = int32  # noqa: A001  (torch.int)
 short = int16
 cfloat = complex64
 cdouble = complex128
-Size = tuple
+dtype = DType  # torch.dtype: the type of omnitensor.float32 & co.
+# torch's older idioms and top-level switches (core/legacy.py, torch_idioms.py)
+from .core.legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,
+                          HalfTensor, IntTensor, LongTensor, ShortTensor, Size)
+from .core.printing import set_printoptions
+from .torch_idioms import (are_deterministic_algorithms_enabled, as_tensor, channels_last,
+                           channels_last_3d, contiguous_format, get_float32_matmul_precision,
+                           get_num_interop_threads,
+                           is_deterministic_algorithms_warn_only_enabled, is_nonzero,
+                           is_storage, layout, memory_format, preserve_format,
+                           set_default_tensor_type, set_float32_matmul_precision,
+                           set_num_interop_threads, strided, typename,
+                           use_deterministic_algorithms)
 
 
 def round(x: Tensor, /, *, decimals: int = 0) -> Tensor:  # noqa: A001
@@ -190,6 +202,12 @@ def empty_cache(device: _Any = None) -> None:
 
 _LAZY = {"nn", "optim", "data", "dist", "distributed", "utils", "linalg", "fft", "cuda", "testing",
          "conformance", "serialization"}
+# torch's module tree (issue 14): imported on first attribute access, so `import omnitensor`
+# stays light
+_LAZY |= {"accelerator", "special", "distributions", "func", "onnx", "jit", "amp", "profiler",
+          "as_torch"}
+# torch.lgamma & co. live in omnitensor.special (written once there)
+_FROM_SPECIAL = {"lgamma": "gammaln", "digamma": "digamma", "erfinv": "erfinv", "i0": "i0"}
 
 
 def __getattr__(name: str) -> _Any:
@@ -199,4 +217,10 @@ def __getattr__(name: str) -> _Any:
     if name in ("save", "load"):
         from . import serialization
         return getattr(serialization, name)
+    if name in _FROM_SPECIAL:
+        from . import special
+        return getattr(special, _FROM_SPECIAL[name])
+    if name == "autocast":  # torch.autocast is torch.amp.autocast
+        from .amp import autocast
+        return autocast
     raise AttributeError(f"module 'omnitensor' has no attribute {name!r}")

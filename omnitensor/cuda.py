@@ -86,3 +86,151 @@ def is_rocm() -> bool:
     """True for CuPy's ROCm (HIP) build."""
     be = _backend()
     return bool(be is not None and be.is_rocm)
+
+
+# ----------------------------------------------------------------- torch.cuda idioms
+# Scripts call these unconditionally (``torch.cuda.manual_seed_all(seed)``); like torch's on a
+# machine without CUDA they are harmless no-ops there. omnitensor has one counter-based
+# generator for every device (the same seed gives the same numbers on cpu, opencl, sycl and
+# cuda), so with CUDA present seeding "the CUDA generator" seeds that one generator.
+__all__ += ["manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
+            "get_rng_state", "set_rng_state", "is_initialized", "init", "set_device",
+            "device", "get_device_properties", "get_device_capability",
+            "max_memory_allocated", "max_memory_reserved", "reset_peak_memory_stats",
+            "memory_summary", "is_bf16_supported", "ipc_collect"]
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the generator CUDA tensors draw from (a no-op without CUDA, as torch's)."""
+    if is_available():
+        from .core.ops.random import manual_seed as _seed
+        _seed(seed)
+
+
+manual_seed_all = manual_seed
+
+
+def seed() -> None:
+    """Seed from a random number (a no-op without CUDA)."""
+    if is_available():
+        from .core.ops.random import seed as _seed
+        _seed()
+
+
+seed_all = seed
+
+
+def initial_seed() -> int:
+    from .core.ops.random import initial_seed as _initial
+    return _initial()
+
+
+def get_rng_state(device: Any = "cuda") -> Any:
+    from .core.ops.random import get_rng_state as _get
+    return _get()
+
+
+def set_rng_state(new_state: Any, device: Any = "cuda") -> None:
+    if is_available():
+        from .core.ops.random import set_rng_state as _set
+        _set(new_state)
+
+
+def is_initialized() -> bool:
+    return is_available()
+
+
+def init() -> None:
+    """Nothing to initialise eagerly; raises as torch does when there is no CUDA."""
+    if not is_available():
+        raise RuntimeError(f"no CUDA device: {unavailable_reason()}")
+
+
+def set_device(device: Any) -> None:
+    """Select the CUDA device (a negative index is a no-op; without CUDA, an error as torch's
+    is when asked for a device it does not have)."""
+    idx = _index(device)
+    if idx < 0:
+        return
+    if not is_available() or idx >= device_count():
+        why = unavailable_reason() or f"this machine has {device_count()} CUDA device(s)"
+        raise RuntimeError(f"CUDA device {idx} is not available: {why}")
+    import cupy
+    cupy.cuda.Device(idx).use()
+
+
+class device:  # noqa: N801 - torch's name
+    """``with torch.cuda.device(i):`` — select device ``i`` for the block."""
+
+    def __init__(self, device: Any) -> None:
+        self.idx = -1 if device is None else _index(device)
+        self.prev = -1
+
+    def __enter__(self) -> "device":
+        if self.idx >= 0:
+            self.prev = current_device()
+            set_device(self.idx)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.prev >= 0:
+            set_device(self.prev)
+
+
+class _DeviceProperties:
+    def __init__(self, info: dict[str, Any]) -> None:
+        self.name = info.get("name", "")
+        self.total_memory = int(info.get("memory", 0))
+        self.multi_processor_count = int(info.get("compute_units", 0))
+        cc = info.get("compute_capability", (0, 0))
+        self.major, self.minor = (int(cc[0]), int(cc[1])) if len(cc) == 2 else (0, 0)
+
+    def __repr__(self) -> str:
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, "
+                f"minor={self.minor}, total_memory={self.total_memory // 2**20}MB, "
+                f"multi_processor_count={self.multi_processor_count})")
+
+
+def get_device_properties(device: Any = None) -> _DeviceProperties:
+    be = _backend()
+    if be is None:
+        raise RuntimeError(f"no CUDA device: {unavailable_reason()}")
+    return _DeviceProperties(be.device_info(_index(device)))
+
+
+def get_device_capability(device: Any = None) -> tuple[int, int]:
+    p = get_device_properties(device)
+    return p.major, p.minor
+
+
+def max_memory_allocated(device: Any = None) -> int:
+    """omnitensor does not track a peak: the current figure (0 without CUDA)."""
+    return memory_allocated(device)
+
+
+def max_memory_reserved(device: Any = None) -> int:
+    return memory_reserved(device)
+
+
+def reset_peak_memory_stats(device: Any = None) -> None:
+    """Nothing to reset (no peak is tracked)."""
+
+
+def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
+    return (f"omnitensor CUDA memory: allocated {memory_allocated(device)} bytes, reserved "
+            f"{memory_reserved(device)} bytes" if is_available() else "No CUDA device.")
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    return False  # omnitensor has no bfloat16 dtype
+
+
+def ipc_collect() -> None:
+    """Nothing to collect: omnitensor shares no CUDA memory between processes."""
+
+
+def __getattr__(name: str) -> Any:
+    if name == "amp":  # torch.cuda.amp: the same placeholder as omnitensor.amp
+        from . import amp
+        return amp
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

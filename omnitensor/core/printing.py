@@ -10,25 +10,57 @@ from . import dtypes as _dt
 
 _THRESHOLD = 1000
 _EDGEITEMS = 3
+# torch.set_printoptions: precision (None: torch's 4), sci_mode (None: automatic), linewidth
+_OPTIONS: dict[str, Any] = {"precision": 4, "threshold": _THRESHOLD, "edgeitems": _EDGEITEMS,
+                            "linewidth": 80, "sci_mode": None}
+_PROFILES = {"default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
+             "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+             "full": {"precision": 4, "threshold": float("inf"), "edgeitems": 3,
+                      "linewidth": 80}}
+
+
+def set_printoptions(precision: int | None = None, threshold: float | None = None,
+                     edgeitems: int | None = None, linewidth: int | None = None,
+                     profile: str | None = None, sci_mode: bool | None = None) -> None:
+    """torch's ``set_printoptions``: digits after the point, the element count above which
+    a tensor is summarised, items kept at each edge, line width, a ``profile``
+    (``"default"``, ``"short"``, ``"full"``), and ``sci_mode`` (True/False force it, None
+    chooses)."""
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions: unknown profile {profile!r}; expected one of "
+                             f"{', '.join(_PROFILES)}")
+        _OPTIONS.update(_PROFILES[profile])
+    for key, value in (("precision", precision), ("threshold", threshold),
+                       ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if value is not None:
+            if not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"set_printoptions: {key} must be a non-negative number, "
+                                 f"got {value!r}")
+            _OPTIONS[key] = value
+    _OPTIONS["sci_mode"] = sci_mode
 
 
 def _float_formatter(values: np.ndarray) -> Any:
+    p = int(_OPTIONS["precision"])
     finite = values[np.isfinite(values)]
     if finite.size == 0:
-        return lambda v: _special(v) or f"{v:.4f}"
+        return lambda v: _special(v) or f"{v:.{p}f}"
     absvals = np.abs(finite.astype(np.float64))
     nonzero = absvals[absvals > 0]
     all_int = bool(np.all(finite == np.round(finite)))
     amax = float(absvals.max()) if absvals.size else 0.0
     amin = float(nonzero.min()) if nonzero.size else 0.0
-    if all_int and amax < 1e8:
+    if all_int and amax < 1e8 and not _OPTIONS["sci_mode"]:
         width = max(len(f"{v:.0f}") for v in finite.astype(np.float64)) + 1
         return lambda v: _special(v) or f"{v:.0f}.".rjust(width)
-    sci = amax >= 1e8 or (amin and amin < 1e-4) or (amin and amax / amin > 1000)
+    sci = _OPTIONS["sci_mode"]
+    if sci is None:
+        sci = amax >= 1e8 or (amin and amin < 1e-4) or (amin and amax / amin > 1000)
     if sci:
-        return lambda v: _special(v) or f"{v:.4e}"
-    width = max(len(f"{v:.4f}") for v in finite.astype(np.float64))
-    return lambda v: _special(v) or f"{v:.4f}".rjust(width)
+        return lambda v: _special(v) or f"{v:.{p}e}"
+    width = max(len(f"{v:.{p}f}") for v in finite.astype(np.float64))
+    return lambda v: _special(v) or f"{v:.{p}f}".rjust(width)
 
 
 def _special(v: Any) -> str | None:
@@ -40,11 +72,13 @@ def _special(v: Any) -> str | None:
 
 
 def _format_array(arr: np.ndarray) -> str:
-    summarize = arr.size > _THRESHOLD
+    threshold = _OPTIONS["threshold"]
+    summarize = arr.size > threshold
     kind = arr.dtype.kind
-    opts: dict[str, Any] = {"separator": ", ", "prefix": "tensor(", "threshold": _THRESHOLD
-                            if summarize else arr.size + 1, "edgeitems": _EDGEITEMS,
-                            "max_line_width": 80}
+    opts: dict[str, Any] = {"separator": ", ", "prefix": "tensor(", "threshold": int(threshold)
+                            if summarize else arr.size + 1,
+                            "edgeitems": int(_OPTIONS["edgeitems"]),
+                            "max_line_width": int(_OPTIONS["linewidth"])}
     if kind == "f":
         fmt = _float_formatter(arr.astype(np.float64) if arr.dtype == np.float16 else arr)
         opts["formatter"] = {"float_kind": fmt}

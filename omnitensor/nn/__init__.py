@@ -34,3 +34,17 @@ __all__ = [
     "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
 ]
+
+
+# torch's nn.modules (import paths) and nn.parallel, imported on first use
+_LAZY_SUBMODULES = ("modules", "parallel")
+
+
+def __getattr__(name: str) -> object:
+    import importlib
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name == "DataParallel":
+        from .parallel.data_parallel import DataParallel
+        return DataParallel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

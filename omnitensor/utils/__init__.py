@@ -1,2 +1,18 @@
-"""Small helpers shared across layers (hook handles); ``omnitensor.utils.data`` is the data
-package under its torch name."""
+"""torch's ``torch.utils`` tree: ``data`` (the data package), ``checkpoint``, ``hooks``,
+``tensorboard`` (a placeholder); each submodule is imported on first use."""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_SUBMODULES = ("data", "checkpoint", "hooks", "tensorboard")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SUBMODULES))

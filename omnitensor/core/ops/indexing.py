@@ -71,7 +71,7 @@ def normalize_key(x: Tensor, key: Any) -> _Key:
                 items.append(bool(k.item()) if k._dtype is _dt.bool_ else int(k.item()))
             else:
                 items.append(k)
-        elif isinstance(k, (list, np.ndarray)):
+        elif isinstance(k, (list, np.ndarray, range)):  # a range is a sequence, as in torch
             items.append(_to_index_tensor(k, x))
         elif hasattr(k, "__index__"):
             items.append(int(k.__index__()))

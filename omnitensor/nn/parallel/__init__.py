@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from ...dist.ddp import DistributedDataParallel
 
+from .data_parallel import DataParallel, data_parallel  # noqa: E402
+
 DDP = DistributedDataParallel
 
-__all__ = ["DistributedDataParallel", "DDP"]
+__all__ = ["DistributedDataParallel", "DDP", "DataParallel", "data_parallel"]

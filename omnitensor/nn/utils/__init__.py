@@ -5,3 +5,15 @@ from .convert_parameters import parameters_to_vector, vector_to_parameters
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_to_vector",
            "vector_to_parameters", "rnn"]
+
+
+# torch's nn.utils submodules that are imported on first use (rnn packing,
+# parametrizations, stateless.functional_call)
+_LAZY_SUBMODULES = ("rnn", "parametrizations", "parametrize", "stateless")
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,8 +15,11 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = [
+from . import functional, grad_mode  # noqa: E402  (torch.autograd.functional / .grad_mode)
+from .variable import Variable
     "Node", "backward", "grad", "queue_callback", "Function", "FunctionCtx", "once_differentiable", "no_grad",
     "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "checkpoint",
-    "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+    "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "functional", "grad_mode",
+    "Variable",
 ]

@@ -12,6 +12,7 @@ import numpy as np
 from .graph import no_grad_ctx
 from .tensor import Tensor
 from .ops import (composite, conversion, creation, elementwise as ew, gather, indexing, join,
+from .legacy import Size, bind as _bind_legacy
                   linalg_ops, random as rnd, reduction as red, shape as sh, sorting, ternary,
                   torch_extras)
 
@@ -317,7 +318,7 @@ class _Size(int):
 
     def __call__(self, dim: int | None = None) -> Any:
         if dim is None:
-            return self._shape
+            return Size(self._shape)
         from .shape_util import normalize_axis
         return self._shape[normalize_axis(dim, len(self._shape))]
 
@@ -427,6 +428,7 @@ def _bind_methods() -> None:
     T.size = property(_size_method)
     T.heaviside = composite.heaviside
     T.deg2rad, T.rad2deg = composite.deg2rad, composite.rad2deg
+    _bind_legacy(T)  # Tensor.type, is_xpu/is_opencl..., data_ptr (core/legacy.py)
     torch_extras.bind(T)
 
 

@@ -1,9 +1,11 @@
 """Reverse-mode automatic differentiation with PyTorch semantics, shared by every backend.
 
-Ops record nodes as they run (``omnitensor.core.graph``); this package replays them:
-``backward``, ``grad`` (with ``create_graph`` for higher order), ``queue_callback``,
-grad-mode switches, ``Function`` for custom ops, ``gradcheck``/``gradgradcheck``,
-``checkpoint`` and ``detect_anomaly``.
+The machinery lives in core, one home for it: ops record nodes as they run
+(``core/graph.py``), the engine replays them (``core/engine.py``) and grad mode is read from
+``core/grad_mode.py``. This package is its public face (``backward``, ``grad`` with
+``create_graph`` for higher order, ``queue_callback``, the grad-mode switches) plus what is
+built on it: ``Function`` for custom ops, ``gradcheck``/``gradgradcheck``, ``checkpoint``
+and ``detect_anomaly``.
 """
 from ..core.graph import Node
 from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
@@ -13,10 +15,10 @@ from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-
-__all__ = [
 from . import functional, grad_mode  # noqa: E402  (torch.autograd.functional / .grad_mode)
 from .variable import Variable
+
+__all__ = [
     "Node", "backward", "grad", "queue_callback", "Function", "FunctionCtx", "once_differentiable", "no_grad",
     "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "checkpoint",

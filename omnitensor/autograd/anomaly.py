@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.graph import _mode
+from ..core.grad_mode import _mode
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..core.graph import is_grad_enabled, no_grad_ctx
+from ..core.engine import backward as run_backward, current_pass_accumulates_all
+from ..core.engine import grad as autograd_grad
+from ..core.grad_mode import enable_grad, is_grad_enabled, no_grad_ctx
 from ..core.ops.creation import zeros
 from ..core.ops.random import default_generator
 from ..core.tensor import Tensor
 from .function import Function
-from .grad_mode import enable_grad
 
 __all__ = ["checkpoint"]
 
@@ -54,8 +55,6 @@ class _Checkpoint(Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple:
-        from .engine import backward as run_backward, current_pass_accumulates_all
-        from .engine import grad as autograd_grad
         accumulate = current_pass_accumulates_all() is not False
         if ctx.reentrant and not accumulate:
             raise RuntimeError("checkpoint(use_reentrant=True) is not compatible with "

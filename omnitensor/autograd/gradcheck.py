@@ -10,8 +10,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..core.engine import grad as autograd_grad
+from ..core.ops.creation import tensor, zeros_like
+from ..core.ops.random import rand
 from ..core.tensor import Tensor
-from .engine import grad as autograd_grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -42,7 +44,6 @@ def gradcheck(fn: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-
               rtol: float = 1e-3, raise_exception: bool = True, nondet_tol: float = 0.0,
               check_undefined_grad: bool = True, fast_mode: bool = False) -> bool:
     """Compare autograd's Jacobian of ``fn`` at ``inputs`` with central differences."""
-    from ..core.ops.creation import tensor, zeros_like
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not diff_idx:
@@ -98,7 +99,6 @@ def gradgradcheck(fn: Callable, inputs: Any, grad_outputs: Any = None, *, eps: f
                   **_: Any) -> bool:
     """Check second derivatives: gradcheck of the (differentiable) vector-Jacobian
     product of ``fn``."""
-    from ..core.ops.random import rand
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     outs = _outputs(fn, inputs)
     if grad_outputs is None:

@@ -13,11 +13,14 @@ import heapq
 import threading
 from typing import Any, Callable, Iterable, Sequence
 
-from ..core.graph import AccumulateGrad, Node, _mode, edge_of
-from ..core.ops.creation import full_like, zeros, zeros_like
-from ..core.tensor import Tensor, _make
+from .grad_mode import _mode
+from .graph import AccumulateGrad, Node, edge_of
+from .ops.creation import full_like, zeros, zeros_like
+from .ops.shape import sum_to
+from .shape_util import broadcast_shapes
+from .tensor import Tensor, _make
 
-__all__ = ["backward", "grad", "queue_callback"]
+__all__ = ["backward", "grad", "queue_callback", "tensor_backward"]
 
 #: per thread, one entry per running backward pass (a hook may start a nested one)
 _running = threading.local()
@@ -154,6 +157,15 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     return tuple(result)
 
 
+def tensor_backward(self: Tensor, gradient: Tensor | None = None,
+                    retain_graph: bool | None = None, create_graph: bool = False,
+                    inputs: Any = None) -> None:
+    """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (torch semantics); bound as
+    ``Tensor.backward`` by ``core/methods.py``."""
+    backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph,
+             inputs=inputs)
+
+
 # ------------------------------------------------------------------------ internals
 def _graph(root_nodes: Iterable[Node]) -> list[Node]:
     """Every node reachable from the roots in post-order (inputs before consumers): one
@@ -189,8 +201,6 @@ def _fix_gradient(g: Tensor, meta: tuple | None, node: Node, i: int) -> Tensor:
         raise RuntimeError(f"Function {node.name()} returned a gradient on {g.device} for an "
                            f"input on {device}")
     if g.shape != shape:
-        from ..core.ops.shape import sum_to
-        from ..core.shape_util import broadcast_shapes
         try:
             ok = broadcast_shapes(g.shape, shape) == g.shape
         except ValueError:

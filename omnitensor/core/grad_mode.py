@@ -1,14 +1,57 @@
-"""Grad-mode switches: ``no_grad``, ``enable_grad``, ``set_grad_enabled``,
-``inference_mode``. Thread-local; each works as a context manager and as a decorator."""
+"""Grad mode, in one place: the thread-local switches every op reads (is the graph
+recorded? inference mode? anomaly detection?) and torch's public switches over them
+(``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``), each a context
+manager and a decorator. ``omnitensor.autograd`` and the top-level namespace re-export them.
+"""
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any, Callable
 
-from ..core.graph import _mode, is_grad_enabled, set_grad_enabled_raw
-
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "set_grad_enabled_raw", "no_grad_ctx"]
+
+
+class _GradMode(threading.local):
+    def __init__(self) -> None:
+        self.enabled = True
+        self.inference = False
+        self.anomaly = False
+
+
+#: this thread's modes; hot paths (the elementwise dispatcher, the engine) read it directly
+_mode = _GradMode()
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops record the graph on this thread."""
+    return _mode.enabled
+
+
+def set_grad_enabled_raw(flag: bool) -> bool:
+    """Set grad mode; returns the previous value (used by the context managers below)."""
+    prev = _mode.enabled
+    _mode.enabled = bool(flag)
+    return prev
+
+
+def is_inference_mode_enabled() -> bool:
+    return _mode.inference
+
+
+class no_grad_ctx:
+    """Internal, allocation-light ``no_grad`` for library code (the public,
+    decorator-capable one is :class:`no_grad`)."""
+
+    __slots__ = ("prev",)
+
+    def __enter__(self) -> None:
+        self.prev = _mode.enabled
+        _mode.enabled = False
+
+    def __exit__(self, *exc: Any) -> None:
+        _mode.enabled = self.prev
 
 
 class _GradModeContext:
@@ -115,6 +158,3 @@ class inference_mode(_GradModeContext):
         _mode.inference = self._prev_inf
         set_grad_enabled_raw(self._prev)
 
-
-def is_inference_mode_enabled() -> bool:
-    return _mode.inference

@@ -1,59 +1,28 @@
-"""The recording half of autograd: grad mode, graph nodes and saved tensors.
+"""The autograd graph: nodes, saved tensors and :func:`record`.
 
 Core ops call :func:`record` after computing a result when :func:`needs_grad` says some
-input requires grad. The replaying half (the engine that walks nodes in reverse, hooks,
-``autograd.grad``, gradcheck) lives in ``omnitensor.autograd``; it only reads what this
-module writes. A node's ``backward`` is the op's backward formula, written with Tensor ops,
-so it runs on every backend and builds a graph itself when ``create_graph=True``.
+input requires grad. The engine that replays the graph (``core/engine.py``) sits next to
+this module, and grad mode in ``core/grad_mode.py``: the whole machinery lives in core, and
+``omnitensor.autograd`` is its public face plus what is built on it (``Function``,
+``gradcheck``, ``checkpoint``, anomaly detection). A node's ``backward`` is the op's backward
+formula, written with Tensor ops, so it runs on every backend and builds a graph itself when
+``create_graph=True``.
 """
 from __future__ import annotations
 
 import itertools
-import threading
+import traceback
+import weakref
 from typing import Any, Callable, Sequence
 
-__all__ = ["Node", "AccumulateGrad", "record", "needs_grad", "is_grad_enabled",
-           "set_grad_enabled_raw", "is_inference_mode_enabled"]
+from .grad_mode import (_mode, is_grad_enabled, is_inference_mode_enabled, no_grad_ctx,  # noqa: F401
+                        set_grad_enabled_raw)
+from .hooks import RemovableHandle
+from .tensor import Tensor
 
-
-class _GradMode(threading.local):
-    def __init__(self) -> None:
-        self.enabled = True
-        self.inference = False
-        self.anomaly = False
-
-
-_mode = _GradMode()
-
-
-def is_grad_enabled() -> bool:
-    """Whether ops record the graph on this thread."""
-    return _mode.enabled
-
-
-def set_grad_enabled_raw(flag: bool) -> bool:
-    """Set grad mode; returns the previous value (used by the autograd context managers)."""
-    prev = _mode.enabled
-    _mode.enabled = bool(flag)
-    return prev
-
-
-def is_inference_mode_enabled() -> bool:
-    return _mode.inference
-
-
-class no_grad_ctx:
-    """Internal, allocation-light ``no_grad`` for core code (the public, decorator-capable
-    one is ``omnitensor.no_grad``)."""
-
-    __slots__ = ("prev",)
-
-    def __enter__(self) -> None:
-        self.prev = _mode.enabled
-        _mode.enabled = False
-
-    def __exit__(self, *exc: Any) -> None:
-        _mode.enabled = self.prev
+# the grad-mode names are re-exported: libraries import them from here with record()
+__all__ = ["Node", "AccumulateGrad", "record", "needs_grad", "edge_of", "is_grad_enabled",
+           "set_grad_enabled_raw", "is_inference_mode_enabled", "no_grad_ctx"]
 
 
 _seq = itertools.count()
@@ -99,7 +68,6 @@ class Node:
     # -- torch's ctx API -------------------------------------------------------
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep tensors for backward; in-place changes to them are detected."""
-        Tensor = _tensor_class()
         saved, versions, is_out = [], [], []
         for t in tensors:
             if isinstance(t, Tensor) and t.grad_fn is self:
@@ -152,7 +120,6 @@ class Node:
     # -- hooks -------------------------------------------------------------------
     def register_hook(self, fn: Callable) -> Any:
         """``fn(grad_inputs, grad_outputs)`` runs after this node's backward."""
-        from ..utils.hooks import RemovableHandle
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(fn)
@@ -163,7 +130,6 @@ class Node:
         return self._add_pre_hook(-1, fn)
 
     def _add_pre_hook(self, output_nr: int, fn: Callable) -> Any:
-        from ..utils.hooks import RemovableHandle
         if self._pre_hooks is None:
             self._pre_hooks = {}
         lst = self._pre_hooks.setdefault(output_nr, [])
@@ -189,7 +155,6 @@ class AccumulateGrad(Node):
     __slots__ = ("_variable",)
 
     def __init__(self, variable: Any) -> None:
-        import weakref
         super().__init__("AccumulateGrad", _no_backward)
         self._variable = weakref.ref(variable)
 
@@ -227,17 +192,6 @@ def edge_of(t: Any) -> tuple | None:
     return (acc, 0)
 
 
-_TENSOR: list = []
-
-
-def _tensor_class() -> Any:
-    """The Tensor class (tensor.py imports this module, so it is bound on first use)."""
-    if not _TENSOR:
-        from .tensor import Tensor
-        _TENSOR.append(Tensor)
-    return _TENSOR[0]
-
-
 def record(name: str, backward_fn: Callable[..., Sequence[Any]], outputs: Any,
            inputs: Sequence[Any], saved: Sequence[Any] = (), **attrs: Any) -> Node:
     """Attach a new node to ``outputs`` (a Tensor or a tuple of Tensors).
@@ -245,7 +199,6 @@ def record(name: str, backward_fn: Callable[..., Sequence[Any]], outputs: Any,
     ``inputs`` are the op's tensor inputs in the order ``backward_fn`` returns their
     gradients (None or non-tensors where there is none); ``saved`` are tensors the
     backward reads through ``node.saved_tensors``; ``attrs`` become node attributes."""
-    Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
     n = len(inputs)
     edges: list = [None] * n
     meta: list = [None] * n
@@ -286,6 +239,5 @@ def record(name: str, backward_fn: Callable[..., Sequence[Any]], outputs: Any,
     if saved:
         node.save_for_backward(*saved)
     if _mode.anomaly:
-        import traceback
         node.__dict__["_trace"] = "".join(traceback.format_stack()[:-2])
     return node

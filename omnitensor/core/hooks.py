@@ -1,7 +1,10 @@
-"""Hook handles, as torch's ``torch.utils.hooks.RemovableHandle``."""
+"""Hook handles (torch's ``torch.utils.hooks.RemovableHandle``), handed out by tensors,
+graph nodes and modules; ``omnitensor.utils.hooks`` is the public face."""
 from __future__ import annotations
 
 from typing import Any
+
+__all__ = ["RemovableHandle"]
 
 
 class RemovableHandle:

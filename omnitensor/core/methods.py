@@ -9,10 +9,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .graph import no_grad_ctx
+from .engine import tensor_backward
+from .graph import needs_grad, no_grad_ctx
 from .tensor import Tensor
-from .ops import (composite, conversion, creation, elementwise as ew, gather, indexing, join,
 from .legacy import Size, bind as _bind_legacy
+from .ops import (composite, conversion, creation, elementwise as ew, gather, indexing, join,
                   linalg_ops, random as rnd, reduction as red, shape as sh, sorting, ternary,
                   torch_extras)
 
@@ -137,7 +138,6 @@ def _inplace_binary(name: str) -> Callable:
 def _inplace_from(fn: Callable, name: str) -> Callable:
     """An in-place method from an out-of-place function: compute, then write back."""
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        from .graph import needs_grad
         if needs_grad(self) or any(getattr(a, "requires_grad", False) for a in args):
             if self.grad_fn is None and self.requires_grad:
                 raise RuntimeError("a leaf Variable that requires grad is being used in an "
@@ -162,7 +162,6 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     """Fill with a scalar (or 0-d tensor) in place."""
     if isinstance(value, Tensor):
         value = value.item()
-    from .graph import needs_grad
     if needs_grad(self):
         if self.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an "
@@ -180,7 +179,6 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         src = creation.tensor(src, device=self.device)
     if src._device is not self._device:
         src = conversion.to(src, self._device)
-    from .graph import needs_grad
     if needs_grad(self, src):
         if self.grad_fn is None and self.requires_grad:
             raise RuntimeError("a leaf Variable that requires grad is being used in an "
@@ -419,6 +417,7 @@ def _bind_methods() -> None:
     T.zero_, T.fill_, T.copy_ = zero_, fill_, copy_
     T.addcmul_, T.addcdiv_, T.addcmul, T.addcdiv = addcmul_, addcdiv_, addcmul, addcdiv
     T.__deepcopy__ = deepcopy
+    T.backward = tensor_backward
     T.uniform_, T.normal_, T.bernoulli_ = rnd.uniform_, rnd.normal_, rnd.bernoulli_
     T.random_, T.exponential_ = rnd.random_, rnd.exponential_
     T.new_tensor, T.new_full = new_tensor, new_full
@@ -428,8 +427,8 @@ def _bind_methods() -> None:
     T.size = property(_size_method)
     T.heaviside = composite.heaviside
     T.deg2rad, T.rad2deg = composite.deg2rad, composite.rad2deg
-    _bind_legacy(T)  # Tensor.type, is_xpu/is_opencl..., data_ptr (core/legacy.py)
     torch_extras.bind(T)
+    _bind_legacy(T)  # Tensor.type, is_xpu/is_opencl..., data_ptr (core/legacy.py)
 
 
 def _t_inplace(self: Tensor) -> Tensor:

@@ -10,14 +10,16 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from . import graph
 from .device import Device, device as as_device
 from .dtypes import DType, as_dtype
+from .grad_mode import is_grad_enabled
+from .hooks import RemovableHandle
+from .printing import tensor_repr
+from .shape_util import contiguous_strides
 
 __all__ = ["Tensor"]
 
 _new = object.__new__
-_engine_backward: Any = None
 
 
 class Tensor:
@@ -98,7 +100,6 @@ class Tensor:
         return s if dim is None else s[dim]
 
     def is_contiguous(self) -> bool:
-        from .shape_util import contiguous_strides
         shape = self._data.shape
         strides = self._device.backend.strides(self._data)
         return all(st == cs for st, cs, n in zip(strides, contiguous_strides(shape), shape)
@@ -166,22 +167,12 @@ class Tensor:
         self._dtype = value._dtype
         self._bump_version()
 
-    def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs: Any = None) -> None:
-        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (torch semantics)."""
-        global _engine_backward
-        if _engine_backward is None:  # autograd sits above core: bound on first use
-            from ..autograd.engine import backward as _engine_backward
-        _engine_backward((self,), None if gradient is None else (gradient,), retain_graph,
-                         create_graph, inputs=inputs)
-
     def register_hook(self, hook: Callable[["Tensor"], "Tensor | None"]) -> Any:
         """``hook(grad)`` runs when this tensor's gradient is computed; a returned tensor
         replaces the gradient. Returns a handle with ``remove()``."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                                "gradient")
-        from ..utils.hooks import RemovableHandle
         if self.grad_fn is not None:
             return self.grad_fn._add_pre_hook(self._output_nr, hook)
         if self._hooks is None:
@@ -195,7 +186,6 @@ class Tensor:
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")
-        from ..utils.hooks import RemovableHandle
         if self._post_hooks is None:
             self._post_hooks = []
         self._post_hooks.append(hook)
@@ -226,7 +216,7 @@ class Tensor:
     # ------------------------------------------------------------------ conversion
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The values as a NumPy array (shares memory on ``cpu``, as torch does)."""
-        if self.requires_grad and not force and graph.is_grad_enabled():
+        if self.requires_grad and not force and is_grad_enabled():
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._device.backend.to_numpy(self._data)
@@ -288,7 +278,6 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
-        from .printing import tensor_repr
         return tensor_repr(self)
 
     __str__ = __repr__

@@ -13,7 +13,11 @@ from typing import Any, Callable, Sequence
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
-           "LambdaLR", "OneCycleLR"]
+           "LambdaLR", "OneCycleLR",
+           # defined in lr_more.py / lr_chain.py, imported at the end of this module
+           "MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR",
+           "CosineAnnealingWarmRestarts", "CyclicLR", "ReduceLROnPlateau", "SequentialLR",
+           "ChainedScheduler"]
 
 
 class LRScheduler:
@@ -280,3 +284,9 @@ def _per_group(value: Any, groups: list, name: str) -> list[float]:
             raise ValueError(f"expected {len(groups)} values for {name}, got {len(value)}")
         return list(value)
     return [value] * len(groups)
+
+
+# torch's remaining schedulers live in their own modules (they build on LRScheduler above)
+from .lr_chain import ChainedScheduler, ReduceLROnPlateau, SequentialLR  # noqa: E402
+from .lr_more import (ConstantLR, CosineAnnealingWarmRestarts, CyclicLR,  # noqa: E402
+                      LinearLR, MultiplicativeLR, PolynomialLR)

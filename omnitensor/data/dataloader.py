@@ -1,29 +1,34 @@
 """``DataLoader``: batches from a dataset, with shuffling, custom samplers and collation
-(torch semantics, single process).
+(torch semantics).
 
-Batches are built in the calling process (``num_workers > 0`` is accepted for portability
-and warns once: device tensors are not worth pickling across processes here). With the
-default ``collate_fn`` and a dataset that has ``__getbatch__`` (``TensorDataset``,
-``Subset`` of one), a batch is one gather per tensor.
+``num_workers=0`` builds batches in the calling process; with the default ``collate_fn``
+and a dataset that has ``__getbatch__`` (``TensorDataset``, ``Subset`` of one), a batch
+is one gather per tensor. ``num_workers > 0`` loads and collates batches in worker
+processes (``_worker.py``, ``_mp_iter.py``): they return cpu tensors, which the training
+loop moves to its device with ``.to(device)``, as in torch.
+
+``pin_memory``: torch pins host batches so that CUDA can copy them asynchronously. The
+backends here (NumPy cpu, OpenCL through PoCL, SYCL on a CPU runtime) have no page-locked
+allocation to offer, so ``pin_memory=True`` only makes each batch's host arrays
+C-contiguous (one copy per ``.to(device)``) and is otherwise accepted with no effect;
+``pin_memory_device`` is checked to name a device of this machine.
 """
 from __future__ import annotations
 
 import collections.abc as cabc
-import warnings
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from ..core.ops.creation import tensor as _tensor
-from ..core.ops.random import Generator
+from ..core.ops.random import Generator, default_generator, randint
 from ..core.ops.join import stack
 from ..core.tensor import Tensor
+from ._worker import check_dataset, get_worker_info
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
-
-_warned_workers = False
 
 #: Largest copy (bytes) the DataLoader makes to gather a whole epoch of a TensorDataset at
 #: once; bigger epochs are gathered batch by batch.
@@ -86,11 +91,6 @@ def default_collate(batch: list[Any]) -> Any:
                     f"dicts or lists; found {type(elem).__name__}")
 
 
-def get_worker_info() -> None:
-    """None: data loading runs in the main process."""
-    return None
-
-
 class DataLoader:
     """Iterate over ``dataset`` in batches.
 
@@ -98,7 +98,13 @@ class DataLoader:
     ``omnitensor.Generator``; seeded, the order is reproducible) or, without one, from a
     seed taken from the default generator. ``sampler`` / ``batch_sampler`` replace the
     index order (e.g. a ``DistributedSampler``); ``drop_last`` drops a short final batch;
-    ``collate_fn`` turns a list of samples into a batch (``default_collate``)."""
+    ``collate_fn`` turns a list of samples into a batch (``default_collate``).
+
+    ``num_workers`` worker processes (``prefetch_factor`` batches each in flight,
+    default 2) load batches; ``worker_init_fn(worker_id)`` runs in each worker after
+    seeding; ``persistent_workers`` keeps them across epochs; ``timeout`` (seconds, 0 =
+    wait forever) bounds the wait for one batch; ``in_order=False`` yields batches as
+    they arrive. Inside a worker, ``get_worker_info()`` describes it."""
 
     def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = None,
                  sampler: Any = None, batch_sampler: Any = None, num_workers: int = 0,
@@ -108,15 +114,33 @@ class DataLoader:
                  generator: Generator | None = None, *, prefetch_factor: int | None = None,
                  persistent_workers: bool = False, pin_memory_device: str = "",
                  in_order: bool = True) -> None:
-        global _warned_workers
-        if num_workers < 0:
+        if not isinstance(num_workers, int) or num_workers < 0:
             raise ValueError("num_workers option should be non-negative")
-        if num_workers > 0 and not _warned_workers:
-            _warned_workers = True
-            warnings.warn("omnitensor's DataLoader loads batches in the main process; "
-                          f"num_workers={num_workers} is ignored", UserWarning, stacklevel=2)
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in "
+                             "multiprocessing. Let num_workers > 0 to enable "
+                             "multiprocessing, otherwise set prefetch_factor to None.")
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        if prefetch_factor is not None and (not isinstance(prefetch_factor, int)
+                                            or prefetch_factor < 1):
+            raise ValueError(f"prefetch_factor option should be a positive integer, got "
+                             f"{prefetch_factor!r}")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if num_workers > 0:
+            check_dataset(dataset)
+        if pin_memory_device:
+            from ..core.device import device as _device
+            _device(pin_memory_device)  # a clear DeviceError for a device not here
         self.dataset, self.num_workers, self.pin_memory = dataset, num_workers, pin_memory
+        self.pin_memory_device = pin_memory_device
         self.timeout, self.worker_init_fn, self.generator = timeout, worker_init_fn, generator
+        self.prefetch_factor, self.persistent_workers = prefetch_factor, persistent_workers
+        self.multiprocessing_context, self.in_order = multiprocessing_context, in_order
+        self._iterator: Any = None
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
             if shuffle:
@@ -149,7 +173,44 @@ class DataLoader:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
 
+    @property
+    def _index_sampler(self) -> Any:
+        """What the loader iterates for indices: the batch sampler when batching."""
+        return self.batch_sampler if self._auto_collation else self.sampler
+
+    @property
+    def _pin_fn(self) -> Callable[[Any], Any] | None:
+        return _pin if self.pin_memory else None
+
+    def _batch_fetcher(self) -> Callable | None:
+        """The dataset's ``__getbatch__`` when the loader may use it (default collate)."""
+        if self._custom_collate or self._iterable or not self._auto_collation:
+            return None
+        return getattr(self.dataset, "__getbatch__", None)
+
     def __iter__(self) -> Iterator[Any]:
+        if self.num_workers > 0:
+            from ._mp_iter import MultiProcessIter
+            if not self.persistent_workers:
+                return MultiProcessIter(self)
+            it = self._iterator
+            if it is None or it._shut:
+                it = self._iterator = MultiProcessIter(self)
+            else:
+                it._reset()
+            return it
+        # as torch, every epoch draws one shared seed from the loader's generator, workers
+        # or not, so a seeded shuffle gives the same order for every num_workers
+        self._shared_seed()
+        it = self._iter_main()
+        return it if not self.pin_memory else (_pin(b) for b in it)
+
+    def _shared_seed(self) -> int:
+        """The epoch's ``base_seed`` (torch's ``_get_shared_seed``)."""
+        gen = self.generator if self.generator is not None else default_generator
+        return int(randint(0, 1 << 62, (1,), generator=gen, device="cpu").item())
+
+    def _iter_main(self) -> Iterator[Any]:
         if self._iterable:
             return self._iter_iterable()
         if self.batch_sampler is None:
@@ -165,7 +226,9 @@ class DataLoader:
             # finite samplers (a custom one may be endless or depend on progress)
             finite = type(self.batch_sampler) is BatchSampler and type(
                 self.batch_sampler.sampler) in (SequentialSampler, RandomSampler)
-            if per_sample is not None and finite:
+            # and small: a RandomSampler may draw 1e10 indices with replacement
+            if per_sample is not None and finite and \
+                    len(self.batch_sampler.sampler) * per_sample() <= EPOCH_GATHER_BYTES:
                 yield from self._iter_epoch_gather(fetch, per_sample())
                 return
             for indices in self.batch_sampler:
@@ -215,3 +278,18 @@ class DataLoader:
         if self.batch_sampler is not None:
             return len(self.batch_sampler)
         return len(self.sampler)
+
+
+def _pin(batch: Any) -> Any:
+    """``pin_memory=True``: host tensors of a batch made C-contiguous (see the module
+    docstring: no page-locked memory on these backends)."""
+    if isinstance(batch, Tensor):
+        return batch if batch.device.type != "cpu" or batch.is_contiguous() else \
+            batch.contiguous()
+    if isinstance(batch, cabc.Mapping):
+        return {k: _pin(v) for k, v in batch.items()}
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):
+        return type(batch)(*(_pin(b) for b in batch))
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(_pin(b) for b in batch)
+    return batch

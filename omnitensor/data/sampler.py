@@ -16,6 +16,10 @@ __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler
            "WeightedRandomSampler", "BatchSampler", "seeded_generator"]
 
 
+#: indices RandomSampler(replacement=True) draws per call to the generator
+REPLACEMENT_CHUNK = 1024
+
+
 class Sampler:
     """Base class: ``__iter__`` yields indices (or lists of indices for a batch sampler);
     ``__len__`` is optional."""
@@ -70,7 +74,12 @@ class RandomSampler(Sampler):
         n = len(self.data_source)
         g = seeded_generator(self.generator)
         if self.replacement:
-            yield from randint(0, n, (self.num_samples,), generator=g, device="cpu").tolist()
+            # drawn lazily, a chunk at a time (as torch does): num_samples may be 1e10
+            left = self.num_samples
+            while left > 0:
+                k = min(left, REPLACEMENT_CHUNK)
+                yield from randint(0, n, (k,), generator=g, device="cpu").tolist()
+                left -= k
             return
         for _ in range(self.num_samples // n):
             yield from randperm(n, generator=g, device="cpu").tolist()

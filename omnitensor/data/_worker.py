@@ -1,0 +1,266 @@
+"""The worker side of ``DataLoader(num_workers>0)``: what runs in each worker process.
+
+Workers are separate processes (``fork`` on Linux by default, so the dataset is shared
+copy-on-write and need not be picklable). A forked child must never touch a device
+backend: OpenCL, SYCL and CUDA contexts do not survive ``fork``. So a worker runs with
+the cpu device as its default, produces host (NumPy-backed, cpu) tensors or plain
+Python data, collates the batch itself, and ships it to the main process as NumPy
+arrays; the main process rebuilds cpu tensors, and the training loop moves them with
+``.to(device)`` as in torch. A dataset made of device tensors is refused up front
+(``check_dataset``); a device tensor produced in a worker is reported by name.
+
+Seeding (torch's scheme): the main process draws ``base_seed`` once per epoch from the
+loader's ``generator`` (or the default generator); worker ``i`` seeds omnitensor's
+default generator and Python's ``random`` with ``base_seed + i`` and NumPy's global RNG
+from ``(base_seed, i)``, so augmentations are reproducible under ``manual_seed`` and
+differ between workers.
+"""
+from __future__ import annotations
+
+import collections.abc as cabc
+import os
+import queue
+import random
+import sys
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["WorkerInfo", "get_worker_info", "ExceptionWrapper", "IterableEnd",
+           "worker_loop", "pack", "unpack", "check_dataset"]
+
+#: seconds between a worker's checks that its parent is still alive
+STATUS_INTERVAL = 1.0
+
+_worker_info: "WorkerInfo | None" = None
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    """What ``get_worker_info()`` returns inside a worker: ``id`` (0-based),
+    ``num_workers``, ``seed`` (``base_seed + id``) and this worker's copy of
+    ``dataset`` (an ``IterableDataset`` shards its stream with ``id``/``num_workers``)."""
+
+    id: int
+    num_workers: int
+    seed: int
+    dataset: Any
+
+
+def get_worker_info() -> WorkerInfo | None:
+    """This worker's :class:`WorkerInfo` inside a DataLoader worker process; None in the
+    main process."""
+    return _worker_info
+
+
+class ExceptionWrapper:
+    """An exception raised in a worker, with the worker's formatted traceback, re-raised
+    in the main process by :meth:`reraise`."""
+
+    def __init__(self, exc: BaseException, where: str) -> None:
+        self.exc_type = type(exc)
+        self.msg = (f"Caught {type(exc).__name__} {where}.\nOriginal "
+                    + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+
+    def reraise(self) -> None:
+        msg = self.msg
+        if self.exc_type is KeyError:
+            msg = KeyError(msg)  # KeyError quotes a str message: keep the traceback readable
+        try:
+            exc = self.exc_type(msg)
+        except Exception:  # noqa: BLE001 - exception types whose __init__ wants more
+            raise RuntimeError(msg) from None
+        raise exc
+
+
+@dataclass(frozen=True)
+class IterableEnd:
+    """An IterableDataset worker's stream is exhausted."""
+
+    worker_id: int
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """A cpu tensor in transit: its NumPy array (pickles cheaply) and dtype name."""
+
+    array: np.ndarray
+    dtype: str
+
+
+def pack(data: Any) -> Any:
+    """``data`` with every cpu tensor replaced by a :class:`Shipped` array (omnitensor
+    tensors do not pickle: see ``Tensor.__reduce__``)."""
+    from ..core.tensor import Tensor
+    if isinstance(data, Tensor):
+        if data.device.type != "cpu":
+            raise RuntimeError(f"a DataLoader worker produced a tensor on {data.device}; "
+                               f"workers must return cpu tensors or NumPy arrays (device "
+                               f"contexts are not usable in worker processes). Move batches "
+                               f"to the device in the training loop with .to(device)")
+        return Shipped(np.ascontiguousarray(data.detach().numpy()), data.dtype.name)
+    if isinstance(data, cabc.Mapping):
+        items = {k: pack(v) for k, v in data.items()}
+        try:
+            return type(data)(items)
+        except TypeError:
+            return items
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(pack(d) for d in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(pack(d) for d in data)
+    return data
+
+
+def unpack(data: Any) -> Any:
+    """Inverse of :func:`pack` in the main process: cpu tensors over the received
+    arrays (no further copy)."""
+    if isinstance(data, Shipped):
+        from .. import from_numpy
+        t = from_numpy(data.array)
+        return t if t.dtype.name == data.dtype else t.to(data.dtype)
+    if isinstance(data, cabc.Mapping):
+        items = {k: unpack(v) for k, v in data.items()}
+        try:
+            return type(data)(items)
+        except TypeError:
+            return items
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(unpack(d) for d in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(unpack(d) for d in data)
+    return data
+
+
+def check_dataset(dataset: Any) -> None:
+    """Refuse, before any worker starts, a dataset whose tensors live on a device."""
+    from ..core.tensor import Tensor
+    seen: set[int] = set()
+
+    def tensors(ds: Any, depth: int = 0) -> list:
+        if id(ds) in seen or depth > 4:
+            return []
+        seen.add(id(ds))
+        found = [t for t in getattr(ds, "tensors", ()) if isinstance(t, Tensor)]
+        for attr in ("dataset", "datasets"):
+            inner = getattr(ds, attr, None)
+            for d in (inner if isinstance(inner, (list, tuple)) else [inner]):
+                if d is not None:
+                    found += tensors(d, depth + 1)
+        return found
+    for t in tensors(dataset):
+        if t.device.type != "cpu":
+            raise ValueError(f"DataLoader(num_workers>0): the dataset holds a tensor on "
+                             f"{t.device}; worker processes cannot use device contexts. "
+                             f"Keep the dataset on cpu and move each batch with "
+                             f".to(device) in the loop, or use num_workers=0")
+
+
+def _np_seed(base_seed: int, worker_id: int) -> np.ndarray:
+    return np.random.SeedSequence([worker_id, base_seed & (2 ** 64 - 1)]).generate_state(4)
+
+
+@dataclass
+class WorkerSpec:
+    """Everything a worker needs, fixed for the loader's lifetime."""
+
+    dataset: Any
+    iterable: bool
+    auto_collation: bool
+    batch_size: int | None
+    drop_last: bool
+    collate_fn: Callable
+    fetch_batch: Callable | None  # the dataset's __getbatch__, when the loader uses it
+    worker_init_fn: Callable | None
+    num_workers: int
+
+
+def _fetch_map(spec: WorkerSpec, index: Any) -> Any:
+    ds = spec.dataset
+    if not spec.auto_collation:
+        return spec.collate_fn(ds[index])
+    if spec.fetch_batch is not None:
+        return spec.fetch_batch(index)
+    return spec.collate_fn([ds[i] for i in index])
+
+
+def _fetch_stream(spec: WorkerSpec, it: Any) -> Any:
+    """The next batch (or sample) from this worker's stream; StopIteration at its end."""
+    if not spec.auto_collation:
+        return spec.collate_fn(next(it))
+    batch = []
+    for sample in it:
+        batch.append(sample)
+        if len(batch) == spec.batch_size:
+            break
+    if not batch or (len(batch) < spec.batch_size and spec.drop_last):
+        raise StopIteration
+    return spec.collate_fn(batch)
+
+
+def worker_loop(spec: WorkerSpec, worker_id: int, base_seed: int, index_queue: Any,
+                result_queue: Any, done_event: Any, parent_pid: int) -> None:
+    """Serve tasks ``(epoch, task_index, indices)`` from ``index_queue`` until ``None``;
+    answer ``(epoch, task_index, batch | ExceptionWrapper | IterableEnd)``."""
+    global _worker_info
+    from .. import device as _device, manual_seed
+    try:
+        seed = base_seed + worker_id
+        random.seed(seed)
+        manual_seed(seed)
+        np.random.seed(_np_seed(base_seed, worker_id))
+        _worker_info = WorkerInfo(worker_id, spec.num_workers, seed, spec.dataset)
+        init_error = None
+        with _device("cpu"):  # new tensors in a worker stay on the host
+            if spec.worker_init_fn is not None:
+                try:
+                    spec.worker_init_fn(worker_id)
+                except Exception as e:  # noqa: BLE001 - reported to the main process
+                    init_error = ExceptionWrapper(e, f"in DataLoader worker process "
+                                                     f"{worker_id} (worker_init_fn)")
+            stream, stream_epoch, exhausted = None, None, False
+            while True:
+                try:
+                    task = index_queue.get(timeout=STATUS_INTERVAL)
+                except queue.Empty:
+                    if os.getppid() != parent_pid:  # orphaned: the main process died
+                        break
+                    continue
+                if task is None:
+                    break
+                if done_event.is_set():
+                    continue
+                epoch, idx, index = task
+                if init_error is not None:
+                    result_queue.put((epoch, idx, init_error))
+                    init_error = None
+                    continue
+                try:
+                    if spec.iterable:
+                        if epoch != stream_epoch:  # a new epoch restarts the stream
+                            stream, stream_epoch, exhausted = iter(spec.dataset), epoch, False
+                        if exhausted:
+                            data = IterableEnd(worker_id)
+                        else:
+                            try:
+                                data = _fetch_stream(spec, stream)
+                            except StopIteration:
+                                exhausted, data = True, IterableEnd(worker_id)
+                    else:
+                        data = _fetch_map(spec, index)
+                    data = pack(data)
+                except Exception as e:  # noqa: BLE001 - re-raised in the main process
+                    data = ExceptionWrapper(e, f"in DataLoader worker process {worker_id}")
+                result_queue.put((epoch, idx, data))
+                del data
+    except KeyboardInterrupt:
+        pass  # the main process handles Ctrl-C and shuts the workers down
+    finally:
+        if done_event.is_set():
+            # the main process no longer reads: do not block exit flushing the pipe
+            result_queue.cancel_join_thread()
+        result_queue.close()
+        sys.stdout.flush()
+        sys.stderr.flush()

@@ -1,0 +1,12 @@
+"""``omnitensor.utils.data.distributed``: torch's path to :mod:`omnitensor.data.distributed`."""
+from __future__ import annotations
+
+from typing import Any
+
+from ...data import distributed as _impl
+from ...data.distributed import *  # noqa: F401,F403
+from ...data.distributed import __all__  # noqa: F401
+
+
+def __getattr__(name: str) -> Any:
+    return getattr(_impl, name)

@@ -113,6 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     conf.add_argument("--device", action="append", help="device(s) to check (default: all)")
     conf.add_argument("--op", action="append", help="only these ops")
     conf.add_argument("-v", "--verbose", action="store_true")
+    conf.add_argument("--consistency", action="store_true",
+                      help="also compare float32 results across devices and with float64")
+    conf.add_argument("--json", metavar="PATH",
+                      help="write a machine-readable certificate (versions, devices, per-op "
+                           "results) to PATH ('-' for standard output)")
     sub.add_parser("train-digits", add_help=False,
                    help="train an MLP and a CNN on scikit-learn's digits on every device "
                         "(options: omnitensor train-digits --help)")

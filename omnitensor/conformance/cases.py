@@ -48,12 +48,18 @@ def _b(name: str, ref: Callable, dtypes: tuple, **kw: Any) -> Case:
     return Case(name, lambda ot, a, b: getattr(ot, name)(a, b), ref, dtypes, 2, **kw)
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
-    try:
-        from scipy.special import erf
-        return erf(x)
-    except ImportError:  # pragma: no cover
-        return np.vectorize(math.erf)(x)
+def _special(name: str) -> Callable[[np.ndarray], np.ndarray]:
+    """SciPy's special function ``name`` (exact in float64), else ``math``'s vectorised."""
+    def ref(x: np.ndarray) -> np.ndarray:
+        try:
+            import scipy.special
+            return getattr(scipy.special, name)(x)
+        except ImportError:  # pragma: no cover
+            return np.vectorize(getattr(math, name))(x)
+    return ref
+
+
+_erf = _special("erf")
 
 
 FLOAT_C = FLOATS + COMPLEX
@@ -83,6 +89,7 @@ UNARY = [
     _u("acosh", np.arccosh, FLOAT_C, domain=(1.01, 10)),
     _u("atanh", np.arctanh, FLOAT_C, domain=(-0.99, 0.99)),
     _u("erf", _erf, FLOATS),
+    _u("erfc", _special("erfc"), FLOATS),
     _u("sigmoid", lambda x: 1 / (1 + np.exp(-x)), FLOATS),
     _u("relu", lambda x: np.maximum(x, 0), REAL),
     _u("sign", np.sign, REAL + COMPLEX, specials=False),

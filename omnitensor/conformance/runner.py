@@ -58,32 +58,46 @@ def check_case(case: Case, dtype: str, device: Any) -> list[str]:
     return failures
 
 
-def run(device: Any, names: list[str] | None = None, verbose: bool = False) -> int:
-    """Print a conformance table for ``device``; returns the number of failures."""
+def evaluate(device: Any, names: list[str] | None = None,
+             verbose: bool = False) -> dict[str, Any]:
+    """Every (case, dtype) on ``device``: a dict with the counts and one row per pair
+    (``op``, ``dtype``, ``status`` pass/fail/skip, ``failures``), the body of a certificate."""
     import omnitensor as ot
     dev = ot.device(device)
+    unknown = sorted(set(names or ()) - {c.name for c in ALL_CASES})
+    if unknown:
+        raise ValueError(f"conformance: unknown op(s) {', '.join(unknown)}; known: "
+                         f"{', '.join(c.name for c in ALL_CASES)}")
     cases = [c for c in ALL_CASES if names is None or c.name in names]
-    total = passed = skipped = 0
-    failed: list[str] = []
+    rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     for case in cases:
         for dtype in case.dtypes:
             if not dev.supports_dtype(dtype):
-                skipped += 1
+                rows.append({"op": case.name, "dtype": dtype, "status": "skip",
+                             "failures": [], "reason": "dtype not supported by the device"})
                 continue
-            total += 1
             msgs = check_case(case, dtype, dev)
-            if msgs:
-                failed += msgs
-            else:
-                passed += 1
+            rows.append({"op": case.name, "dtype": dtype, "status": "fail" if msgs else "pass",
+                         "failures": msgs})
             if verbose:
                 print(f"{'FAIL' if msgs else 'ok  '} {case.name:<22} {dtype}")
-    dt = time.perf_counter() - t0
+    counts = {k: sum(r["status"] == k for r in rows) for k in ("pass", "fail", "skip")}
+    return {"device": str(dev), "passed": counts["pass"], "failed": counts["fail"],
+            "skipped": counts["skip"], "total": counts["pass"] + counts["fail"],
+            "seconds": round(time.perf_counter() - t0, 2), "results": rows}
+
+
+def run(device: Any, names: list[str] | None = None, verbose: bool = False) -> int:
+    """Print a conformance table for ``device``; returns the number of failures."""
+    import omnitensor as ot
+    dev = ot.device(device)
+    res = evaluate(dev, names, verbose)
     info = dev.info()
     print(f"omnitensor conformance on {dev} ({info.get('name', '')}): "
-          f"{passed}/{total} op-dtype pairs match NumPy, {skipped} skipped (dtype not "
-          f"supported by the device), {dt:.1f} s")
+          f"{res['passed']}/{res['total']} op-dtype pairs match NumPy, {res['skipped']} "
+          f"skipped (dtype not supported by the device), {res['seconds']:.1f} s")
+    failed = [m for r in res["results"] for m in r["failures"]]
     for m in failed:
         print("  " + m)
     return len(failed)

@@ -6,8 +6,7 @@ from typing import Any, Iterable
 
 from ..core.ops.creation import zeros_like
 from ..core.tensor import Tensor
-from . import _fast
-from .optimizer import Optimizer
+from .optimizer import Optimizer, update_ops
 
 __all__ = ["Adam", "AdamW"]
 
@@ -44,7 +43,7 @@ class Adam(Optimizer):
 
     def _step(self) -> None:
         for group in self.param_groups:
-            fast = group.get("foreach") is not False
+            trusted = group.get("foreach") is not False
             for p in group["params"]:
                 g = p.grad
                 if g is None:
@@ -56,70 +55,34 @@ class Adam(Optimizer):
                     st["exp_avg_sq"] = zeros_like(p)
                     if group["amsgrad"]:
                         st["max_exp_avg_sq"] = zeros_like(p)
-                st["step"] = int(_as_number(st["step"])) + 1
-                be = _fast.backend_for(p, g) if fast else None
-                moments = [st["exp_avg"], st["exp_avg_sq"]] + \
-                    ([st["max_exp_avg_sq"]] if group["amsgrad"] else [])
-                if be is not None and _fast.state_ok(p, *moments):
-                    self._update_fast(be, p, g, st, group)
-                else:
-                    self._update(p, g, st, group)
+                step = st["step"]
+                st["step"] = (step if step.__class__ is int else int(_as_number(step))) + 1
+                ops = update_ops(p, g, st["exp_avg"], st["exp_avg_sq"],
+                                 st.get("max_exp_avg_sq")) if trusted else Tensor
+                self._update(ops, p, g, st, group)
 
-    def _update(self, p: Tensor, g: Tensor, st: dict, group: dict) -> None:
+    def _update(self, ops: Any, p: Tensor, g: Tensor, st: dict, group: dict) -> None:
+        """torch's Adam/AdamW update of one parameter, in place (``ops``: see
+        ``optimizer.update_ops``)."""
         lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], \
             group["weight_decay"]
         step = st["step"]
         if group["maximize"]:
-            g = -g
+            g = ops.neg(g)
         if wd:
             if self._decoupled:
-                p.mul_(1.0 - lr * wd)
+                ops.mul_(p, 1.0 - lr * wd)
             else:
-                g = g + p * wd
+                g = ops.add(g, ops.mul(p, wd))
         m, v = st["exp_avg"], st["exp_avg_sq"]
-        m.mul_(b1)
-        m.add_(g * (1.0 - b1))
-        v.mul_(b2)
-        v.add_(g * g * (1.0 - b2))
+        ops.add_(ops.mul_(m, b1), g, alpha=1.0 - b1)
+        ops.addcmul_(ops.mul_(v, b2), g, g, value=1.0 - b2)
         if group["amsgrad"]:
             vmax = st["max_exp_avg_sq"]
-            vmax.copy_(vmax.maximum(v))
+            ops.copy_(vmax, ops.maximum(vmax, v))
             v = vmax
-        denom = v.sqrt()
-        denom.div_(math.sqrt(1.0 - b2 ** step))
-        denom.add_(eps)
-        p.sub_(m / denom * (lr / (1.0 - b1 ** step)))
-
-    def _update_fast(self, be: Any, p: Tensor, grad: Tensor, st: dict, group: dict) -> None:
-        lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], \
-            group["weight_decay"]
-        step = st["step"]
-        pd, g = p._data, grad._data
-        if group["maximize"]:
-            g = be.negative(g)
-        if wd:
-            if self._decoupled:
-                be.multiply(pd, 1.0 - lr * wd, out=pd)
-            else:
-                g = be.add(g, be.multiply(pd, wd))
-        m, v = st["exp_avg"], st["exp_avg_sq"]
-        md, vd = m._data, v._data
-        be.multiply(md, b1, out=md)
-        be.add(md, be.multiply(g, 1.0 - b1), out=md)
-        be.multiply(vd, b2, out=vd)
-        be.add(vd, be.multiply(be.multiply(g, g), 1.0 - b2), out=vd)
-        touched = [m, v]
-        if group["amsgrad"]:
-            vmax = st["max_exp_avg_sq"]
-            be.maximum(vmax._data, vd, out=vmax._data)
-            touched.append(vmax)
-            vd = vmax._data
-        denom = be.sqrt(vd)
-        be.divide(denom, math.sqrt(1.0 - b2 ** step), out=denom)
-        be.add(denom, eps, out=denom)
-        upd = be.divide(md, denom)
-        be.subtract(pd, be.multiply(upd, lr / (1.0 - b1 ** step)), out=pd)
-        _fast.touched(p, *touched)
+        denom = ops.add_(ops.div_(ops.sqrt(v), math.sqrt(1.0 - b2 ** step)), eps)
+        ops.addcdiv_(p, m, denom, value=-lr / (1.0 - b1 ** step))
 
 
 class AdamW(Adam):

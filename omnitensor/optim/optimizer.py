@@ -3,6 +3,12 @@
 Updates run under no_grad with in-place Tensor ops, so optimizer state (momentum buffers,
 moment estimates) lives on each parameter's device and a step never moves data. Step
 counts are Python numbers, so no step needs a host synchronization.
+
+Each update is one formula written against an op namespace, chosen by :func:`update_ops`:
+the trusted ops of ``core/trusted.py`` when the parameter, its gradient and its state
+share one device, dtype and shape (nothing is left to validate: torch's ``foreach`` idea
+without a second implementation), else the checked Tensor methods (``foreach=False``,
+or a loaded state dict of another dtype).
 """
 from __future__ import annotations
 
@@ -12,8 +18,20 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..core.graph import set_grad_enabled_raw
 from ..core.tensor import Tensor
+from ..core.trusted import ops_for
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "update_ops"]
+
+
+def update_ops(p: Tensor, *tensors: Tensor | None) -> Any:
+    """The op namespace for an in-place update of ``p`` from ``tensors`` (its gradient and
+    state; None entries skipped): the trusted ops when all match ``p``'s device, floating
+    dtype and shape, else ``Tensor`` (the checked ops, which promote and broadcast)."""
+    shape = p._data.shape
+    for t in tensors:
+        if t is not None and t._data.shape != shape:
+            return Tensor
+    return ops_for(p, *tensors)
 
 
 class _Required:

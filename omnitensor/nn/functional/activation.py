@@ -167,22 +167,21 @@ def _softmax_dim(ndim: int, dim: Any, name: str) -> int:
     return normalize_axis(dim, max(ndim, 1)) if ndim else 0
 
 
-def _softmax_data(x: Tensor, d: int, log: bool) -> Tensor:
-    """The forward values (no graph)."""
+def _softmax_data(x: Tensor, d: int, log: bool, ops: Any = Tensor) -> Tensor:
+    """The forward values (no graph); ``ops`` is the op namespace (``core/trusted.py``:
+    the trusted ops once the caller has established one device and floating dtype)."""
     fast = native(x, "log_softmax" if log else "softmax")
     if fast is not None:
         return wrap(fast(x._data, d), x)
     if x.ndim == 0:
         from ...core.ops.creation import zeros_like, ones_like
         return zeros_like(x) if log else ones_like(x)
-    shifted = x - x.amax(dim=d, keepdim=True)
-    e = shifted.exp()
-    s = e.sum(dim=d, keepdim=True)
+    shifted = ops.sub(x, ops.amax(x, d, True))
+    e = ops.exp(shifted)
+    s = ops.sum(e, d, True)
     if log:
-        shifted -= s.log_()
-        return shifted
-    e /= s
-    return e
+        return ops.sub_(shifted, ops.log(s))
+    return ops.div_(e, s)
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002

@@ -1,9 +1,12 @@
 """``linear`` and ``bilinear``.
 
 ``linear`` is one graph node (torch's AddmmBackward): the forward is a matmul and an
-in-place bias add under no_grad, the backward three products written with Tensor ops (so
-``create_graph`` works). Recording one node instead of transpose + matmul + add saves most
-of the Python cost of a small MLP step.
+in-place bias add under no_grad, the backward three products. Both formulas are written
+once against an op namespace: the trusted ops of ``core/trusted.py`` once one device and
+one floating dtype are established (no per-op validation), else the checked Tensor
+methods (mixed dtypes or devices, and ``create_graph`` backwards, which need the graph).
+Recording one node instead of transpose + matmul + add saves most of the Python cost of
+a small MLP step.
 """
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from typing import Any
 
 from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.tensor import Tensor
-from . import _fast
+from ...core.trusted import ops_for
 from ._utils import differentiable_backward
 
 __all__ = ["linear", "bilinear"]
@@ -27,24 +30,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise ValueError(f"linear: input of shape {tuple(input.shape)} does not match weight "
                          f"of shape {tuple(weight.shape)} (expected last dim "
                          f"{weight.shape[1]})")
-    be = _fast.backend_for(input, weight, bias)
-    if be is not None:
-        # one device, one floating dtype: straight to the backend's GEMM (see _fast.py)
-        x = input._data
-        lead = input.shape[:-1]
-        if x.ndim != 2:  # backend shapes are explicit (no -1: that is core's job)
-            x = be.reshape(x, (input.numel() // input.shape[-1], input.shape[-1]))
-        y = _fast.matmul_t(be, x, weight._data)
+    ops = ops_for(input, weight, bias)
+    with no_grad_ctx():
+        out = ops.matmul(input, ops.t(weight))
         if bias is not None:
-            _fast.add_row_(be, y, bias._data)
-        if len(lead) != 1:
-            y = be.reshape(y, lead + (weight.shape[0],))
-        out = _fast.make(y, input)
-    else:
-        with no_grad_ctx():
-            out = input @ weight.T
-            if bias is not None:
-                out = out + bias
+            out = ops.add_(out, bias) if out.dtype is bias.dtype else ops.add(out, bias)
     if needs_grad(input, weight, bias):
         # save only what a requested gradient reads (an in-place change of the other
         # operand is then no error, as in torch)
@@ -57,35 +47,20 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 def _linear_backward(node: Any, g: Tensor) -> tuple:
     x, w = node.saved_tensors
     need_x, need_w, need_b = node.needs_input_grad
-    be = None if differentiable_backward() else _fast.backend_for(g, x, w)
-    if be is not None:
-        g2 = g._data if g.ndim == 2 else be.reshape(g._data, _rows(g))
-        gx = gw = gb = None
-        if need_x:
-            gx = be.matmul(g2, w._data)
-            if g.ndim != 2:
-                gx = be.reshape(gx, g.shape[:-1] + (w.shape[1],))
-            gx = _fast.make(gx, g)
-        if need_w:
-            x2 = x._data if x.ndim == 2 else be.reshape(x._data, _rows(x))
-            gw = _fast.make(_fast.t_matmul(be, g2, x2), g)
-        if need_b:
-            gb = _fast.make(be.sum(g2, (0,), False), g)
-        return gx, gw, gb
-    gx = g @ w if need_x else None
+    ops = Tensor if differentiable_backward() else ops_for(g, x, w)
+    gx = ops.matmul(g, w) if need_x else None
     gw = gb = None
     if need_w or need_b:
-        g2 = g if g.ndim == 2 else g.reshape(-1, g.shape[-1])
+        g2 = g if g.ndim == 2 else ops.reshape(g, _rows(g))
         if need_w:
-            x2 = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
-            gw = g2.T @ x2
+            gw = ops.matmul(ops.t(g2), x if x.ndim == 2 else ops.reshape(x, _rows(x)))
         if need_b:
-            gb = g2.sum(0)
+            gb = ops.sum(g2, 0)
     return gx, gw, gb
 
 
 def _rows(t: Tensor) -> tuple[int, int]:
-    """``t.shape`` flattened to (rows, last dim), explicitly (backend reshape has no -1)."""
+    """``t.shape`` flattened to (rows, last dim), explicitly (no -1)."""
     n = t.shape[-1]
     return (t.numel() // n if n else 0, n)
 

@@ -16,7 +16,7 @@ import numpy as np
 from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.ops.creation import full_like
 from ...core.tensor import Tensor
-from . import _fast
+from ...core.trusted import ops_for
 from ._utils import INDEX_CACHE, differentiable_backward, reduce, reduction_check
 from .activation import _softmax_data, log_softmax, softmax
 
@@ -84,7 +84,8 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
 
 
 # ------------------------------------------------------------- classification
-def _flatten_classes(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor, tuple]:
+def _flatten_classes(input: Tensor, target: Tensor  # noqa: A002
+                     ) -> tuple[Tensor, Tensor, tuple]:
     """(N, C, d1...) -> (N * d1..., C) with the target flattened alike; returns the
     per-element output shape for reduction='none'."""
     if input.ndim == 1:
@@ -180,144 +181,86 @@ def _class_range(c: int, device: Any) -> Tensor:
 
 def _cross_entropy_index(x: Tensor, t: Tensor, weight: Tensor | None, ignore_index: int,
                          reduction: str, eps: float) -> Tensor:
-    """The fused (M, C) logits + (M,) indices case.
+    """The fused (M, C) logits + (M,) indices case, written once against an op namespace:
+    the trusted ops (``core/trusted.py``) when logits and weights share one device and
+    floating dtype and the targets are int64 on that device, else the checked Tensor ops.
 
     The target is picked with a one-hot mask (``t[:, None] == arange(C)``) rather than a
     gather: elementwise ops and a row sum are cheap everywhere (no gather kernel, no
     index bounds pass), and the same mask serves the backward."""
     c = x.shape[1]
-    if weight is None and not eps and not 0 <= ignore_index < c and t.dtype.name == "int64" \
-            and t.device is x.device:
-        be = _fast.backend_for(x)
-        if be is not None:
-            return _cross_entropy_plain(be, x, t, ignore_index, reduction)
+    classes = _class_range(c, x.device)
+    ops = ops_for(x, weight)
+    if t._device is not x._device or t._dtype is not classes._dtype:
+        ops = Tensor
     with no_grad_ctx():
-        logp = _softmax_data(x, 1, True)
-        hit = t.unsqueeze(1) == _class_range(c, x.device)     # ignored rows: all False
-        valid = t != ignore_index
+        logp = _softmax_data(x, 1, True, ops)
+        hit = ops.eq(ops.unsqueeze(t, 1), classes)               # ignored rows: all False
+        valid = ops.ne(t, ignore_index)
         if 0 <= ignore_index < c:
-            hit = hit & valid.unsqueeze(1)
-        hitf = hit.to(x.dtype)
+            hit = ops.logical_and(hit, ops.unsqueeze(valid, 1))
+        hitf = ops.to(hit, x.dtype)
+        validf = ops.to(valid, x.dtype)
+        n_targets = ops.sum(validf)
+        # every non-ignored target must be a class index (torch raises too): one sync
+        if not bool(ops.eq(ops.sum(hitf), n_targets).item()):
+            bad = [v for v in t.tolist() if v != ignore_index and not 0 <= v < c]
+            raise IndexError(f"cross_entropy: target {bad[0]} is out of bounds for {c} "
+                             f"classes")
+        picked = ops.sum(ops.mul(logp, hitf), 1)                 # logp[i, t_i], 0 if ignored
         if weight is None:
-            wt = valid.to(x.dtype)
-            n_targets = wt.sum()
+            wt = validf
         else:
-            wt = (hitf * weight).sum(1)                       # weight[t_i], 0 if ignored
-            n_targets = valid.sum()
-        # every non-ignored target must be a class index (torch raises too)
-        if not bool((hitf.sum() == n_targets).item()):
-            bad = t.masked_select(valid & hit.any(1).logical_not())
-            raise IndexError(f"cross_entropy: target {int(bad[0].item())} is out of bounds "
-                             f"for {c} classes")
-        loss = (logp * hitf).sum(1)
-        loss *= wt
-        loss.neg_()
+            wt = ops.sum(ops.mul(hitf, weight), 1)               # weight[t_i], 0 if ignored
+            picked = ops.mul(picked, wt)
+        loss = ops.neg(picked)
         if eps:
-            full = logp if weight is None else logp * weight
-            smooth = full.sum(1) * valid
-            loss = loss * (1.0 - eps) - smooth * (eps / c)
-        denom = None
+            full = logp if weight is None else ops.mul(logp, weight)
+            smooth = ops.mul(ops.sum(full, 1), validf)
+            loss = ops.sub(ops.mul(loss, 1.0 - eps), ops.mul(smooth, eps / c))
+        scale = None
         if reduction == "mean":
-            denom = n_targets if weight is None else wt.sum()
-            out = loss.sum() / denom
+            denom = n_targets if weight is None else ops.sum(wt)
+            out = ops.div(ops.sum(loss), denom)
+            # every target ignored: a NaN loss (torch) but a zero gradient, not NaN (a
+            # count of targets is 0 or >= 1; a sum of weights may lie in between)
+            scale = ops.maximum(denom, 1.0) if weight is None else \
+                ops.add(denom, ops.to(ops.eq(denom, 0), x.dtype))
         elif reduction == "sum":
-            out = loss.sum()
+            out = ops.sum(loss)
         else:
             out = loss
     if needs_grad(x):
         record("NllLossBackward0", _cross_entropy_backward, out, (x,), (x,), logp=logp,
-               hitf=hitf, valid=valid, wt=wt, weight=weight, eps=eps, reduction=reduction,
-               denom=denom)
+               hitf=hitf, validf=validf, wt=wt, weight=weight, eps=eps, reduction=reduction,
+               scale=scale)
     return out
-
-
-def _cross_entropy_plain(be: Any, x: Tensor, t: Tensor, ignore_index: int,
-                         reduction: str) -> Tensor:
-    """The common case (no class weights, no label smoothing) on backend primitives: the
-    same formulas as the general path, at a third of its dispatch cost (``_fast.py``)."""
-    m_, c = x.shape
-    shape = (m_, c)
-    fdt = x.dtype.np
-    xd = x._data
-    sh = be.subtract(xd, be.broadcast_to(be.max(xd, (1,), True), shape))
-    lse = be.sum(be.exp(sh), (1,), True)
-    be.log(lse, out=lse)
-    logp = be.subtract(sh, be.broadcast_to(lse, shape), out=sh)
-    classes = _class_range(c, x.device)._data
-    hit = be.equal(be.broadcast_to(be.reshape(t._data, (m_, 1)), shape),
-                   be.broadcast_to(classes, shape))
-    hitf = be.astype(hit, fdt)
-    validf = be.astype(be.not_equal(t._data, ignore_index), fdt)
-    n_targets = be.sum(validf, (0,), False)
-    if not bool(be.to_numpy(be.equal(be.sum(hitf, (0, 1), False), n_targets))):
-        bad = [v for v in t.tolist() if v != ignore_index and not 0 <= v < c]
-        raise IndexError(f"cross_entropy: target {bad[0]} is out of bounds for {c} classes")
-    loss = be.sum(be.multiply(logp, hitf), (1,), False)          # logp[i, t_i] or 0
-    denom = None
-    if reduction == "mean":
-        denom = n_targets
-        out = be.divide(be.negative(be.sum(loss, (0,), False)), denom)
-    elif reduction == "sum":
-        out = be.negative(be.sum(loss, (0,), False))
-    else:
-        out = be.negative(loss)
-    out = _fast.make(out, x)
-    if needs_grad(x):
-        record("NllLossBackward0", _cross_entropy_plain_backward, out, (x,), (x,),
-               logp=logp, hitf=hitf, validf=validf, reduction=reduction, denom=denom)
-    return out
-
-
-def _cross_entropy_plain_backward(node: Any, g: Tensor) -> tuple:
-    (x,) = node.saved_tensors
-    be = None if differentiable_backward() else _fast.backend_for(x, g)
-    if be is None:
-        # the same closed form with Tensor ops (differentiable, for create_graph)
-        p = softmax(x, 1)
-        hitf, validf = _fast.make(node.hitf, x), _fast.make(node.validf, x)
-        grad = (p - hitf) * validf.unsqueeze(1)
-        if node.reduction == "mean":
-            denom = _fast.make(node.denom, x)
-            return (grad * (g / denom.where(denom != 0, 1.0)),)  # all ignored: zeros
-        return (grad * (g if node.reduction == "sum" else g.unsqueeze(1)),)
-    shape = node.hitf.shape
-    grad = be.exp(node.logp)
-    be.subtract(grad, node.hitf, out=grad)
-    col = node.validf
-    if node.reduction == "mean":  # every target ignored: col is 0, keep it 0 (not NaN)
-        denom = be.where(be.equal(node.denom, 0), 1, node.denom)
-        col = be.multiply(col, be.broadcast_to(be.divide(g._data, denom), col.shape))
-    elif node.reduction == "sum":
-        col = be.multiply(col, be.broadcast_to(g._data, col.shape))
-    else:
-        col = be.multiply(col, g._data)
-    be.multiply(grad, be.broadcast_to(be.reshape(col, (shape[0], 1)), shape), out=grad)
-    return (_fast.make(grad, x),)
 
 
 def _cross_entropy_backward(node: Any, g: Tensor) -> tuple:
+    """``(softmax - target distribution) * weights * upstream / denominator``."""
     (x,) = node.saved_tensors
     c = x.shape[1]
-    # inside a create_graph backward the softmax must be a function of x in the graph
-    p = softmax(x, 1) if differentiable_backward() else node.logp.exp()
-    grad = p - node.hitf
-    grad *= node.wt.unsqueeze(1)
+    if differentiable_backward():
+        # inside a create_graph backward the softmax must be a function of x in the graph
+        ops = Tensor
+        p = softmax(x, 1)
+    else:
+        ops = ops_for(x, g, node.weight)
+        p = ops.exp(node.logp)
+    grad = ops.mul(ops.sub(p, node.hitf), ops.unsqueeze(node.wt, 1))
     eps = node.eps
     if eps:
-        valid = node.valid.to(p.dtype).unsqueeze(1)
+        valid = ops.unsqueeze(node.validf, 1)
         if node.weight is None:
-            smooth = (p * c - 1.0) * valid
+            smooth = ops.mul(ops.sub(ops.mul(p, c), 1.0), valid)
         else:
             w = node.weight
-            smooth = (p * w.sum() - w) * valid
-        grad = grad * (1.0 - eps) + smooth * (eps / c)
-    if node.reduction == "mean":  # every target ignored: a zero gradient, not NaN
-        grad = grad * (g / node.denom.where(node.denom != 0, 1.0))
-    elif node.reduction == "sum":
-        grad = grad * g
-    else:
-        grad = grad * g.unsqueeze(1)
-    return (grad,)
+            smooth = ops.mul(ops.sub(ops.mul(p, ops.sum(w)), w), valid)
+        grad = ops.add(ops.mul(grad, 1.0 - eps), ops.mul(smooth, eps / c))
+    if node.reduction == "mean":
+        return (ops.mul(grad, ops.div(g, node.scale)),)
+    return (ops.mul(grad, g if node.reduction == "sum" else ops.unsqueeze(g, 1)),)
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor,  # noqa: A002

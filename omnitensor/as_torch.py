@@ -19,9 +19,10 @@ exact name ``torch`` and its dotted submodules are aliased: ``torchvision``,
 
 Limits, honestly:
 
-* a ``torch.*`` path omnitensor does not have raises ``ModuleNotFoundError`` naming both
-  names (``torch._C``, ``torch._dynamo``, ``torch.testing._internal`` ... are torch's
-  internals and have no equivalent);
+* a ``torch.*`` path omnitensor does not have is not found (``ModuleNotFoundError: No
+  module named 'torch._C'``, and ``importlib.util.find_spec`` answers None, so scripts that
+  probe for optional torch parts take their fallback): ``torch._C``, ``torch._dynamo``,
+  ``torch.testing._internal`` ... are torch's internals and have no equivalent;
 * the modules keep their own names: ``torch.__name__ == "omnitensor"`` and
   ``torch.__version__`` is omnitensor's version, so code that parses torch's version
   number sees omnitensor's;

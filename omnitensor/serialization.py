@@ -2,10 +2,21 @@
 
 The file is a plain safetensors file (written with the ``safetensors`` library's NumPy
 API): the tensors, flat, under generated keys, plus one JSON string in the header's
-metadata that describes the structure of ``obj``. What can be saved: nested dicts, lists
-and tuples of tensors, Python ``int``/``float``/``bool``/``str``/``None`` and NumPy arrays
-— everything a model's or an optimizer's ``state_dict`` holds. Nothing is pickled, so
-loading a file, even an untrusted one, only ever builds those types: it cannot run code.
+metadata that describes the structure of ``obj``. Nothing is pickled: the file holds data
+only, never code.
+
+What can be saved: nested dicts (``OrderedDict`` too), lists, tuples and sets of tensors,
+NumPy arrays, Python numbers, strings, bytes and None, devices, dtypes and ``Size`` —
+everything a ``state_dict`` holds — and also whole objects: ``save(model)``, or
+``{"model": model, "optimizer": opt}``. An object is stored as its class's import path and
+its state (see :mod:`omnitensor.checkpoint_objects`); a tensor or object reached twice
+(tied weights, an optimizer's parameters) is stored once and comes back shared.
+
+Loading is safe by default, as torch's since 2.6: ``load(path)`` (``weights_only=True``)
+builds only tensors and plain data, and refuses a file that names a class or function,
+with torch's explanation, unless the caller allowlisted it (``add_safe_globals``,
+``safe_globals``). ``load(path, weights_only=False)`` is for files you trust: it imports the
+modules the file names to rebuild its objects (importing runs their code).
 
 Writes are atomic (a temporary file in the target directory, fsynced, then renamed over
 the target), so a crash never leaves a half-written checkpoint under the real name. A
@@ -17,22 +28,28 @@ says (a device, a ``{"old": "new"}`` dict, or a callable ``f(device_str) -> devi
 """
 from __future__ import annotations
 
+import base64
 import json
 import math
 import os
 import struct
 import tempfile
+import types
 from typing import Any
 
 import numpy as np
 
+from .checkpoint_objects import (WeightsOnlyError, add_safe_globals, clear_safe_globals,
+                                 get_safe_globals, global_path, object_state, rebuild_object,
+                                 resolve_global, safe_globals)
 from .core import dtypes as _dt
 from .core.tensor import Tensor
 
-__all__ = ["save", "load", "CheckpointError"]
+__all__ = ["save", "load", "CheckpointError", "WeightsOnlyError", "add_safe_globals",
+           "safe_globals", "get_safe_globals", "clear_safe_globals"]
 
 FORMAT = "omnitensor.checkpoint"
-VERSION = 1
+VERSION = 2  # 2: objects, globals, shared references, sets/bytes/devices/dtypes
 _META_KEY = "omnitensor"
 _MAX_HEADER = 100 * 1024 * 1024  # safetensors' own limit
 
@@ -52,11 +69,17 @@ def _safetensors() -> Any:
 
 
 # --------------------------------------------------------------------------- encode
+_DEFAULT_FACTORIES = {"dict": dict, "list": list, "set": set, "int": int, "float": float}
+
+
 class _Encoder:
-    """Turns an object tree into JSON-able nodes plus a dict of NumPy arrays."""
+    """Turns an object tree into JSON-able nodes plus a dict of NumPy arrays. Tensors and
+    objects get an ``id``; meeting one again writes ``{"__ref__": id}`` (shared identity)."""
 
     def __init__(self) -> None:
         self.arrays: dict[str, np.ndarray] = {}
+        self.memo: dict[int, int] = {}
+        self.alive: list[Any] = []  # keeps memoised objects alive so ids stay unique
 
     def _array(self, arr: np.ndarray, node: dict[str, Any]) -> dict[str, Any]:
         key = f"t{len(self.arrays)}"
@@ -66,6 +89,11 @@ class _Encoder:
             arr = np.stack([arr.real, arr.imag], axis=-1)
         self.arrays[key] = np.ascontiguousarray(arr)
         node["key"] = key
+        return node
+
+    def _remember(self, obj: Any, node: dict[str, Any]) -> dict[str, Any]:
+        node["id"] = self.memo[id(obj)] = len(self.memo)
+        self.alive.append(obj)
         return node
 
     def encode(self, obj: Any, path: str) -> Any:
@@ -78,17 +106,10 @@ class _Encoder:
             if math.isfinite(obj):
                 return obj
             return {"__float__": repr(obj)}  # inf / -inf / nan are not JSON
+        if id(obj) in self.memo:
+            return {"__ref__": self.memo[id(obj)]}
         if isinstance(obj, Tensor):
-            from .nn.parameter import Parameter
-            t = obj.detach()
-            node: dict[str, Any] = {"__tensor__": True, "dtype": t.dtype.name,
-                                    "shape": list(t.shape), "device": str(t.device)}
-            if isinstance(obj, Parameter):
-                node["parameter"] = True
-                node["requires_grad"] = bool(obj.requires_grad)
-            elif obj.requires_grad:
-                node["requires_grad"] = True
-            return self._array(np.asarray(t.cpu().numpy()), node)
+            return self._remember(obj, self._tensor(obj))
         if isinstance(obj, np.ndarray):
             if obj.dtype.kind not in "biufc":
                 raise TypeError(f"omnitensor.save: cannot save a NumPy array of dtype "
@@ -97,29 +118,92 @@ class _Encoder:
                                      "shape": list(obj.shape)})
         if isinstance(obj, np.generic):
             return self.encode(obj.item(), path)
-        if isinstance(obj, dict):
-            items = []
-            for k, v in obj.items():
-                if not (k is None or isinstance(k, (str, int, float, bool))):
-                    raise TypeError(f"omnitensor.save: dict keys must be str, int, float, bool "
-                                    f"or None; got {type(k).__name__} at {path or 'top'}")
-                items.append([self.encode(k, path), self.encode(v, f"{path}[{k!r}]")])
-            return {"__dict__": items}
-        if isinstance(obj, tuple):
+        plain = self._plain(obj, path)
+        if plain is not None:
+            return plain
+        if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
+            return {"__global__": global_path(obj)}
+        if isinstance(obj, (types.ModuleType, types.MethodType, types.GeneratorType)):
+            raise TypeError(f"omnitensor.save: cannot save a {type(obj).__name__} at "
+                            f"{path or 'the top level'}")
+        cls = type(obj)
+        if cls.__module__ == "builtins":  # object(), range, slice...: no state of their own
+            raise TypeError(f"omnitensor.save: cannot save an object of type {cls.__name__} at "
+                            f"{path or 'the top level'}")
+        if cls.__reduce_ex__ is not object.__reduce_ex__ or cls.__reduce__ is not object.__reduce__:
+            # its pickling protocol says "rebuild me by calling something": class + state
+            # would not reproduce it, and calling what a file names is what we never do
+            raise TypeError(f"omnitensor.save: cannot save an object of type {cls.__name__} at "
+                            f"{path or 'the top level'}: it defines __reduce__, so it cannot "
+                            f"be stored as its class and state; save its state_dict() or "
+                            f"plain data instead")
+        # any other object: its class by name and its state, as data
+        node = self._remember(obj, {"__object__": global_path(cls)})
+        node["state"] = self.encode(object_state(obj), f"{path}.__state__")
+        return node
+
+    def _tensor(self, obj: Tensor) -> dict[str, Any]:
+        from .nn.parameter import Parameter
+        t = obj.detach()
+        node: dict[str, Any] = {"__tensor__": True, "dtype": t.dtype.name,
+                                "shape": list(t.shape), "device": str(t.device)}
+        if isinstance(obj, Parameter):
+            node["parameter"] = True
+            node["requires_grad"] = bool(obj.requires_grad)
+        elif obj.requires_grad:
+            node["requires_grad"] = True
+        return self._array(np.asarray(t.cpu().numpy()), node)
+
+    def _plain(self, obj: Any, path: str) -> Any:
+        """Nodes for containers and the plain value types load always accepts; None when
+        ``obj`` is none of them."""
+        from collections import OrderedDict, defaultdict
+        from .core.device import Device
+        from .core.legacy import Size
+        where = path or "the top level"
+        if type(obj) in (dict, OrderedDict, defaultdict):
+            items = [[self.encode(k, f"{path}<key>"), self.encode(v, f"{path}[{k!r}]")]
+                     for k, v in obj.items()]
+            node: dict[str, Any] = {"__dict__": items}
+            if type(obj) is OrderedDict:
+                node["ordered"] = True
+            elif type(obj) is defaultdict:  # an optimizer's state: factories are builtins
+                factory = obj.default_factory
+                name = next((n for n, f in _DEFAULT_FACTORIES.items() if f is factory), None)
+                if name is None and factory is not None:
+                    raise TypeError(f"omnitensor.save: a defaultdict at {where} has the "
+                                    f"factory {factory!r}; only {', '.join(_DEFAULT_FACTORIES)} "
+                                    f"(or None) can be saved")
+                node["defaultdict"] = name
+            return node
+        if isinstance(obj, Size):
+            return {"__size__": [int(v) for v in obj]}
+        if type(obj) is tuple:
             return {"__tuple__": [self.encode(v, f"{path}[{i}]") for i, v in enumerate(obj)]}
-        if isinstance(obj, list):
+        if type(obj) is list:
             return {"__list__": [self.encode(v, f"{path}[{i}]") for i, v in enumerate(obj)]}
-        raise TypeError(
-            f"omnitensor.save: cannot save an object of type {type(obj).__name__} at "
-            f"{path or 'the top level'}; checkpoints hold tensors, NumPy arrays, numbers, "
-            f"strings, None and dicts/lists/tuples of them (use state_dict())")
+        if type(obj) in (set, frozenset):
+            kind = "__set__" if type(obj) is set else "__frozenset__"
+            return {kind: [self.encode(v, f"{path}<item>") for v in obj]}
+        if isinstance(obj, complex):
+            return {"__complex__": [self.encode(obj.real, where), self.encode(obj.imag, where)]}
+        if isinstance(obj, (bytes, bytearray)):
+            return {"__bytes__": base64.b64encode(bytes(obj)).decode("ascii")}
+        if isinstance(obj, Device):
+            return {"__device__": str(obj)}
+        if isinstance(obj, _dt.DType):
+            return {"__dtype__": obj.name}
+        return None
 
 
-def save(obj: Any, f: str | os.PathLike | Any, *, metadata: dict[str, str] | None = None
-         ) -> None:
+def save(obj: Any, f: str | os.PathLike | Any, pickle_module: Any = None,
+         pickle_protocol: Any = None, *, metadata: dict[str, str] | None = None,
+         **_torch_options: Any) -> None:
     """Write ``obj`` (e.g. ``{"model": model.state_dict(), "optim": opt.state_dict(),
-    "epoch": 3}``) to ``f`` (a path, written atomically, or a binary file object) as a
-    safetensors file. ``metadata`` adds string entries to the file header."""
+    "epoch": 3}``, or a whole model) to ``f`` (a path, written atomically, or a binary file
+    object) as a safetensors file. ``metadata`` adds string entries to the file header.
+    torch's ``pickle_module``/``pickle_protocol``/``_use_new_zipfile_serialization`` are
+    accepted and ignored: nothing is pickled."""
     st = _safetensors()
     enc = _Encoder()
     tree = enc.encode(obj, "")
@@ -233,8 +317,10 @@ def _target_device(saved: str, map_location: MapLocation) -> Any:
 
 class _Decoder:
     def __init__(self, arrays: dict[str, np.ndarray], map_location: MapLocation,
-                 name: str) -> None:
+                 name: str, weights_only: bool = True) -> None:
         self.arrays, self.map_location, self.name = arrays, map_location, name
+        self.weights_only = weights_only
+        self.memo: dict[int, Any] = {}
 
     def _fail(self, what: str) -> CheckpointError:
         return CheckpointError(f"{self.name} is corrupted: {what}")
@@ -269,7 +355,20 @@ class _Decoder:
             if not isinstance(items, list) or any(not isinstance(i, list) or len(i) != 2
                                                   for i in items):
                 raise self._fail("bad dict node")
-            return {self.decode(k): self.decode(v) for k, v in items}
+            pairs = [(self.decode(k), self.decode(v)) for k, v in items]
+            try:
+                if node.get("ordered"):
+                    from collections import OrderedDict
+                    return OrderedDict(pairs)
+                if "defaultdict" in node:
+                    from collections import defaultdict
+                    name = node["defaultdict"]
+                    if name is not None and name not in _DEFAULT_FACTORIES:
+                        raise self._fail(f"bad defaultdict factory {name!r}")
+                    return defaultdict(_DEFAULT_FACTORIES.get(name), pairs)
+                return dict(pairs)
+            except TypeError:
+                raise self._fail("a dict key is not hashable") from None
         if "__list__" in node:
             return [self.decode(v) for v in _seq(node["__list__"], self)]
         if "__tuple__" in node:
@@ -279,12 +378,84 @@ class _Decoder:
             if text not in ("inf", "-inf", "nan"):
                 raise self._fail(f"bad float {text!r}")
             return float(text)
+        if "__ref__" in node:
+            ref = node["__ref__"]
+            if not isinstance(ref, int) or ref not in self.memo:
+                raise self._fail(f"reference {ref!r} to an object not seen before it")
+            return self.memo[ref]
         if "__ndarray__" in node:
             arr = self._array(node)
             return arr.astype(np.dtype(node.get("dtype", arr.dtype.name)), copy=False)
         if "__tensor__" in node:
-            return self._tensor(node)
+            return self._remember(node, self._tensor(node))
+        if "__object__" in node or "__global__" in node:
+            return self._object(node)
+        return self._plain(node)
+
+    def _remember(self, node: dict[str, Any], obj: Any) -> Any:
+        ref = node.get("id")
+        if ref is not None:
+            if not isinstance(ref, int) or ref in self.memo:
+                raise self._fail(f"bad or repeated object id {ref!r}")
+            self.memo[ref] = obj
+        return obj
+
+    def _plain(self, node: dict[str, Any]) -> Any:
+        if "__size__" in node:
+            from .core.legacy import Size
+            values = _seq(node["__size__"], self)
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                raise self._fail("bad Size node")
+            return Size(values)
+        for kind, make in (("__set__", set), ("__frozenset__", frozenset)):
+            if kind in node:
+                try:
+                    return make(self.decode(v) for v in _seq(node[kind], self))
+                except TypeError:
+                    raise self._fail("a set item is not hashable") from None
+        if "__complex__" in node:
+            parts = [self.decode(v) for v in _seq(node["__complex__"], self)]
+            if len(parts) != 2 or not all(isinstance(v, (int, float)) for v in parts):
+                raise self._fail("bad complex node")
+            return complex(parts[0], parts[1])
+        if "__bytes__" in node:
+            try:
+                return base64.b64decode(node["__bytes__"], validate=True)
+            except (TypeError, ValueError):
+                raise self._fail("bad bytes node") from None
+        if "__device__" in node:
+            from .core.device import device
+            try:
+                return device(node["__device__"])
+            except Exception:  # noqa: BLE001 - any bad device string is corruption
+                raise self._fail(f"bad device {node['__device__']!r}") from None
+        if "__dtype__" in node:
+            try:
+                return _dt.as_dtype(node["__dtype__"])
+            except (_dt.DTypeError, TypeError):
+                raise self._fail(f"bad dtype {node['__dtype__']!r}") from None
         raise self._fail(f"unknown node {sorted(node)[:3]}")
+
+    def _object(self, node: dict[str, Any]) -> Any:
+        """A class/function reference or an object, only if allowlisted (weights_only) or
+        trusted (weights_only=False): see omnitensor.checkpoint_objects."""
+        if "__global__" in node:
+            path = node["__global__"]
+            if not isinstance(path, str):
+                raise self._fail("bad global node")
+            return resolve_global(path, self.weights_only, "class or function")
+        path = node["__object__"]
+        if not isinstance(path, str):
+            raise self._fail("bad object node")
+        cls = resolve_global(path, self.weights_only)
+        if not isinstance(cls, type):
+            raise self._fail(f"{path} is not a class")
+        # register the object before its state is decoded, so cycles/back-references work
+        obj = cls.__new__(cls)
+        self._remember(node, obj)
+        state = self.decode(node.get("state"))
+        rebuilt = rebuild_object(cls, state, into=obj)
+        return rebuilt
 
     def _tensor(self, node: dict[str, Any]) -> Tensor:
         from .core.ops.creation import tensor
@@ -316,11 +487,18 @@ def _seq(value: Any, dec: _Decoder) -> list:
 
 
 def load(f: str | os.PathLike | Any, map_location: MapLocation = None, *,
-         weights_only: bool = True, **_: Any) -> Any:
+         weights_only: bool | None = None, **_: Any) -> Any:
     """Read a checkpoint written by :func:`save`. ``map_location``: None restores each
     tensor on the device it was saved from; a device string/object puts every tensor
     there; a dict maps saved device strings to new ones; a callable maps one to the other.
-    ``weights_only`` is accepted for torch compatibility (loading is always safe)."""
+
+    ``weights_only`` (default True, as torch >= 2.6): only tensors and plain data are built;
+    a file naming a class or function (a whole model) raises :class:`WeightsOnlyError`
+    explaining the two ways on, unless those were allowlisted with
+    :func:`add_safe_globals`. ``weights_only=False``: for a trusted file, import what it
+    names and rebuild its objects. No torch pickle is ever read, either way."""
+    if weights_only is None:
+        weights_only = True
     st = _safetensors()
     if hasattr(f, "read"):
         data = f.read()
@@ -339,4 +517,4 @@ def load(f: str | os.PathLike | Any, map_location: MapLocation = None, *,
     except Exception as e:  # noqa: BLE001 - SafetensorError and friends
         raise CheckpointError(f"{name} is corrupted: safetensors could not read it "
                               f"({type(e).__name__}: {e})") from None
-    return _Decoder(arrays, map_location, name).decode(info.get("tree"))
+    return _Decoder(arrays, map_location, name, bool(weights_only)).decode(info.get("tree"))

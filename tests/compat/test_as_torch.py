@@ -1,0 +1,76 @@
+"""The --as-torch finder: `import torch` (and every torch.* submodule) is omnitensor."""
+import os
+import subprocess
+import sys
+
+SCRIPT = """
+import sys
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+from torch.nn.modules.loss import _Loss
+import torch.distributions as D
+import torch.optim.lr_scheduler
+assert torch.__name__ == "omnitensor" and nn is sys.modules["omnitensor.nn"]
+assert sys.modules["torch.utils.data"] is sys.modules["omnitensor.utils.data"]
+x = torch.randn(8, 3)
+ds = TensorDataset(x, torch.arange(8))
+(xb, yb), = list(DataLoader(ds, batch_size=8))
+assert isinstance(xb, torch.Tensor) and F.relu(xb).shape == (8, 3)
+try:
+    import torch._C
+except ModuleNotFoundError as e:
+    assert "torch._C" in str(e), e
+else:
+    raise SystemExit("torch._C imported")
+try:
+    import torchvision  # not aliased: stays what it is (absent here)
+except ImportError:
+    pass
+print("OK", sys.argv[1:])
+"""
+
+
+def _run(cmd, tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ)
+    env.pop("OMNITENSOR_DEVICE", None)
+    return subprocess.run(cmd + [str(script), "--epochs", "1"], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=tmp_path)
+
+
+def test_module_runner(tmp_path):
+    out = _run([sys.executable, "-m", "omnitensor.as_torch"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "OK ['--epochs', '1']"
+
+
+def test_launcher_flag(tmp_path):
+    out = _run([sys.executable, "-m", "omnitensor.distributed.run", "--as-torch"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "OK ['--epochs', '1']"
+
+
+def test_install_in_process_and_uninstall():
+    code = ("import sys, omnitensor.as_torch as a\n"
+            "a.install()\n"
+            "import torch.nn.functional as F\n"
+            "assert F is sys.modules['omnitensor.nn.functional']\n"
+            "a.uninstall()\n"
+            "assert 'torch' not in sys.modules and 'torch.nn' not in sys.modules\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_runner_usage_errors(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "omnitensor.as_torch", str(tmp_path / "no.py")],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "no such script" in out.stderr
+    out = subprocess.run([sys.executable, "-m", "omnitensor.as_torch"], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 2 and "usage" in out.stdout

@@ -49,7 +49,7 @@ def batches_per_second(loader: DataLoader, epochs: int) -> float:
     n = 0
     start = time.perf_counter()
     for _ in range(epochs):
-        for x, y in loader:
+        for _batch in loader:
             n += 1
     return n / (time.perf_counter() - start)
 

@@ -113,11 +113,6 @@ def main(argv: list[str] | None = None) -> int:
     conf.add_argument("--device", action="append", help="device(s) to check (default: all)")
     conf.add_argument("--op", action="append", help="only these ops")
     conf.add_argument("-v", "--verbose", action="store_true")
-    conf.add_argument("--consistency", action="store_true",
-                      help="also compare float32 results across devices and with float64")
-    conf.add_argument("--json", metavar="PATH",
-                      help="write a machine-readable certificate (versions, devices, per-op "
-                           "results) to PATH ('-' for standard output)")
     sub.add_parser("train-digits", add_help=False,
                    help="train an MLP and a CNN on scikit-learn's digits on every device "
                         "(options: omnitensor train-digits --help)")
@@ -135,53 +130,12 @@ def main(argv: list[str] | None = None) -> int:
         demo()
         return 0
     if args.cmd == "conformance":
-        return conformance(args)
+        import omnitensor as ot
+        from .conformance import run
+        devs = args.device or [str(d) for d in ot.devices()]
+        failures = sum(run(d, args.op, args.verbose) for d in devs)
+        return 1 if failures else 0
     return 2
-
-
-def conformance(args: argparse.Namespace) -> int:
-    """``omnitensor conformance``: the op table on each device (exit 1 on a failure, 2 on a
-    bad argument), optionally the consistency table and a JSON certificate."""
-    import omnitensor as ot
-    from .conformance import run
-    from .errors import OmnitensorError
-    found = [str(d) for d in ot.devices()]
-    devs = []
-    for name in args.device or found:
-        try:
-            dev = str(ot.device(name))
-        except (OmnitensorError, ValueError, TypeError) as e:
-            print(f"omnitensor conformance: bad --device {name!r}: {e}", file=sys.stderr)
-            return 2
-        if dev not in found:
-            print(f"omnitensor conformance: this machine has no device {dev}; found "
-                  f"{', '.join(found)} (`omnitensor info` says why a backend is absent)",
-                  file=sys.stderr)
-            return 2
-        devs.append(dev)
-    try:
-        if args.json:
-            from .conformance.certificate import build, write
-            cert = build(devs, args.op, consistency=args.consistency)
-            write(cert, args.json)
-            failures = sum(e["failed"] for e in cert["devices"])
-            if args.json != "-":
-                for e in cert["devices"]:
-                    print(f"{e['device']}: {e['passed']}/{e['total']} op-dtype pairs match "
-                          f"NumPy, {e['skipped']} skipped")
-                print(f"certificate written to {args.json}")
-        else:
-            failures = sum(run(d, args.op, args.verbose) for d in devs)
-    except ValueError as e:  # an unknown --op
-        print(f"omnitensor conformance: {e}", file=sys.stderr)
-        return 2
-    if args.consistency and not args.json:
-        from .conformance.consistency import format_table, measure
-        print(format_table(measure(devs)))
-    elif args.consistency and args.json != "-":
-        from .conformance.consistency import format_table
-        print(format_table(cert["consistency"]))
-    return 1 if failures else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

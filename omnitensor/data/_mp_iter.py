@@ -68,10 +68,11 @@ class MultiProcessIter:
                           loader.batch_size, loader.drop_last, loader.collate_fn,
                           loader._batch_fetcher(), loader.worker_init_fn, self._n)
         base_seed = loader._shared_seed()
-        self._shut = False
         self._result_queue = ctx.Queue()
         self._done = ctx.Event()
-        self._index_queues, self._workers = [], []
+        self._index_queues: list = []
+        self._workers: list = []
+        self._shut = False  # from here on, _shutdown has something to stop
         for wid in range(self._n):
             iq = ctx.Queue()
             iq.cancel_join_thread()  # tasks left unread at shutdown need not be flushed

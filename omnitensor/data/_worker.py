@@ -65,9 +65,8 @@ class ExceptionWrapper:
                     + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
 
     def reraise(self) -> None:
-        msg = self.msg
-        if self.exc_type is KeyError:
-            msg = KeyError(msg)  # KeyError quotes a str message: keep the traceback readable
+        # KeyError quotes a str message: wrap it so that the traceback stays readable
+        msg: Any = KeyError(self.msg) if self.exc_type is KeyError else self.msg
         try:
             exc = self.exc_type(msg)
         except Exception:  # noqa: BLE001 - exception types whose __init__ wants more
@@ -190,12 +189,13 @@ def _fetch_stream(spec: WorkerSpec, it: Any) -> Any:
     """The next batch (or sample) from this worker's stream; StopIteration at its end."""
     if not spec.auto_collation:
         return spec.collate_fn(next(it))
+    size = spec.batch_size or 1
     batch = []
     for sample in it:
         batch.append(sample)
-        if len(batch) == spec.batch_size:
+        if len(batch) == size:
             break
-    if not batch or (len(batch) < spec.batch_size and spec.drop_last):
+    if not batch or (len(batch) < size and spec.drop_last):
         raise StopIteration
     return spec.collate_fn(batch)
 

@@ -153,7 +153,7 @@ def random_split(dataset: Dataset[T_co], lengths: Sequence[int | float],
         for i, s in enumerate(sizes):
             if s == 0:
                 warnings.warn(f"Length of split at index {i} is 0. This might result in an "
-                              f"empty dataset.")
+                              f"empty dataset.", stacklevel=2)
         lengths = sizes
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")

@@ -256,7 +256,8 @@ class LBFGS(Optimizer):
             if group["line_search_fn"] == "strong_wolfe":
                 x0 = [p.clone() for p in self._params]
 
-                def obj(step: float) -> tuple[float, Tensor]:
+                def obj(step: float, d: Tensor = d,
+                        x0: list = x0) -> tuple[float, Tensor]:
                     self._add_to_params(step, d)
                     f_at = self._evaluate(closure)
                     g_at = self._flat_grad().clone()

@@ -94,6 +94,7 @@ def test_workers_give_the_batches_of_the_main_process_on_device(device):
     assert _gone(pids)
 
 
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")
 def test_matches_torch_order_and_values():
     torch = pytest.importorskip("torch")
     t = [b["image"].numpy() for b in torch.utils.data.DataLoader(Images(), batch_size=4,
@@ -237,7 +238,7 @@ def test_early_break_leaves_no_process():
 def test_persistent_workers_across_epochs():
     loader = DataLoader(Images(10), batch_size=3, num_workers=2, persistent_workers=True)
     epochs = []
-    for e in range(3):
+    for _ in range(3):
         batches = list(loader)
         epochs.append(([b["label"].tolist() for b in batches],
                        {int(p) for b in batches for p in b["pid"].tolist()}))
@@ -245,12 +246,11 @@ def test_persistent_workers_across_epochs():
     assert epochs[0][0] == [[0, 1, 2], [3, 4, 0], [1, 2, 3], [4]]
     pids = epochs[0][1]
     # an epoch left early, then a full one: the same workers, a complete epoch
-    for b in loader:
-        break
+    first = next(iter(loader))
     again = list(loader)
     assert [b["label"].tolist() for b in again] == epochs[0][0]
     assert {int(p) for b in again for p in b["pid"].tolist()} == pids
-    del loader, b, again
+    del loader, first, again
     gc.collect()
     assert _gone(pids)
 
@@ -280,6 +280,7 @@ def _shard(start, end, info):
     return iter(range(lo, min(lo + per, end)))
 
 
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")
 @pytest.mark.parametrize("nw,bs,drop_last", [(2, 4, False), (3, 4, False), (3, 3, True),
                                              (4, None, False)])
 def test_iterable_dataset_sharding_matches_torch(nw, bs, drop_last):

@@ -2,8 +2,6 @@
 compared with torch step by step: the same small model, the same data, the same initial
 parameters; after every step the parameters (and learning rates) must agree to float32
 tolerance. On every device (``device`` fixture)."""
-import math
-
 import numpy as np
 import pytest
 
@@ -84,7 +82,7 @@ def test_matches_torch_step_by_step(device, name, i):
     o_opt = getattr(optim, name)(_groups(om, 0.02), **kw)
     t_loss, o_loss = _closures(tm, om, device)
     sign = _sign_maximize(kw)
-    for step in range(25):
+    for _ in range(25):
         for loss_fn in (t_loss, o_loss):
             loss = loss_fn()
         _ = loss
@@ -394,3 +392,66 @@ def test_scheduler_bad_arguments():
         S.CyclicLR(optim.Adagrad([nn.Parameter(ot.ones(2))]), 0.01, 0.1)
     with pytest.raises(ValueError, match="Starting multiplicative factor"):
         S.LinearLR(opt, start_factor=0)
+
+
+# ------------------------------------------------------------------ a script, as torch's
+def test_mnist_style_script_matches_torch(device):
+    """pytorch/examples mnist, shrunk: a conv net, Adadelta(lr=1) with StepLR(gamma=0.7),
+    a DataLoader with 2 workers and pin_memory, batches moved to the device in the loop;
+    the loss of every step and the final weights equal torch's."""
+    import omnitensor.nn.functional as F
+    from omnitensor.utils.data import DataLoader, TensorDataset
+    rng = np.random.default_rng(3)
+    images = rng.standard_normal((48, 1, 8, 8)).astype(np.float32)
+    labels = rng.integers(0, 10, 48)
+    order = rng.permutation(48).tolist()  # the same "shuffle" for both libraries
+
+    def build(lib):
+        nn_ = lib.nn
+
+        class Net(nn_.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv1 = nn_.Conv2d(1, 4, 3, 1)
+                self.fc1 = nn_.Linear(4 * 3 * 3, 10)
+
+            def forward(self, x):
+                x = lib.nn.functional.relu(self.conv1(x))
+                x = lib.nn.functional.max_pool2d(x, 2)
+                x = lib.flatten(x, 1)
+                return lib.nn.functional.log_softmax(self.fc1(x), dim=1)
+        return Net()
+
+    torch.manual_seed(1)
+    tnet = build(torch)
+    onet = build(ot)
+    onet.load_state_dict({k: ot.tensor(v.detach().numpy()) for k, v in
+                          tnet.state_dict().items()})
+    onet = onet.to(device)
+    t_loader = torch.utils.data.DataLoader(
+        torch.utils.data.TensorDataset(torch.tensor(images), torch.tensor(labels)),
+        batch_size=8, sampler=order)
+    o_loader = DataLoader(TensorDataset(ot.tensor(images), ot.tensor(labels)), batch_size=8,
+                          sampler=order, num_workers=2, pin_memory=True)
+    t_opt, o_opt = torch.optim.Adadelta(tnet.parameters(), lr=1.0), \
+        optim.Adadelta(onet.parameters(), lr=1.0)
+    t_sched = torch.optim.lr_scheduler.StepLR(t_opt, step_size=1, gamma=0.7)
+    o_sched = optim.lr_scheduler.StepLR(o_opt, step_size=1, gamma=0.7)
+    for _ in range(2):
+        for (tx, ty), (ox, oy) in zip(t_loader, o_loader):
+            ox, oy = ox.to(device), oy.to(device)
+            t_opt.zero_grad()
+            tl = torch.nn.functional.nll_loss(tnet(tx), ty)
+            tl.backward()
+            t_opt.step()
+            o_opt.zero_grad()
+            ol = F.nll_loss(onet(ox), oy)
+            ol.backward()
+            o_opt.step()
+            np.testing.assert_allclose(ol.item(), tl.item(), rtol=1e-4, atol=1e-5)
+        t_sched.step()
+        o_sched.step()
+        assert o_sched.get_last_lr() == pytest.approx(t_sched.get_last_lr())
+    for (name, tp), op in zip(tnet.named_parameters(), onet.parameters()):
+        np.testing.assert_allclose(op.detach().cpu().numpy(), tp.detach().numpy(),
+                                   rtol=1e-3, atol=1e-4, err_msg=name)

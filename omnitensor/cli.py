@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
+
 from .backends import registry
 
 
@@ -16,30 +18,25 @@ def _fmt_bytes(n: int) -> str:
     return str(n)
 
 
-def _host_routines(be: object) -> list[str]:
+def _host_routines(be: Any) -> list[str]:
     """linalg/fft routines the backend has no native version of (they run on the host)."""
-    from .backends.namespace_backend import FFT, LINALG
+    from .backends.base import FFT, LINALG
     out = []
-    missing = [n for n in LINALG if getattr(be, "linalg_" + n, None) is None]
+    native = set(be.native_routines("linalg"))
+    missing = [n for n in LINALG if n not in native]
     if missing:
         out.append("linalg." + "/".join(missing))
-    if any(getattr(be, "fft_" + n, None) is None for n in FFT):
+    if len(be.native_routines("fft")) < len(FFT):
         out.append("fft.*")
     return out
 
 
-#: the distributions a backend needs, to report their versions when it finds no device
-_BACKEND_PACKAGES = {"opencl": ("pyopencl", "pocl-binary-distribution"),
-                     "sycl": ("dpctl", "dpnp"), "cuda": ("cupy-cuda12x", "cupy-cuda13x",
-                                                         "cupy", "cupy-rocm-6-0")}
-
-
 def _installed(type_: str) -> str:
-    """`` (pyopencl 2026.1 installed)`` for a backend whose packages are installed (read
-    from package metadata: nothing is imported)."""
+    """`` (pyopencl 2026.1 installed)`` for a backend whose packages (its declaration in
+    the registry) are installed, read from package metadata: nothing is imported."""
     from importlib import metadata
     found = []
-    for dist in _BACKEND_PACKAGES.get(type_, ()):
+    for dist in registry.spec(type_).packages:
         try:
             found.append(f"{dist} {metadata.version(dist)}")
         except metadata.PackageNotFoundError:
@@ -61,7 +58,7 @@ def info_report() -> str:
         lines.append(f"{type_:<7} {be.version()}")
         for i in range(be.device_count()):
             d = be.device_info(i)
-            name = f"{type_}:{i}" if type_ != "cpu" else "cpu"
+            name = registry.spec(type_).device_name(i)
             extras = [f"fp16 {'yes' if d.get('fp16') else 'no'}",
                       f"fp64 {'yes' if d.get('fp64') else 'no'}"]
             if d.get("compute_units"):
@@ -73,7 +70,7 @@ def info_report() -> str:
             notes = d.get("notes") or []
             for note in [notes] if isinstance(notes, str) else notes:
                 lines.append(f"            {note}")
-        host_ops = list(getattr(be, "host_fallback_ops", ()) or ())
+        host_ops = list(be.host_fallback_ops)
         host_ops += _host_routines(be)
         if host_ops:
             lines.append(f"  runs on the host (no device kernel yet): {', '.join(host_ops)}")
@@ -113,6 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     conf.add_argument("--device", action="append", help="device(s) to check (default: all)")
     conf.add_argument("--op", action="append", help="only these ops")
     conf.add_argument("-v", "--verbose", action="store_true")
+    conf.add_argument("--consistency", action="store_true",
+                      help="also compare float32 results across devices and with float64")
+    conf.add_argument("--json", metavar="PATH",
+                      help="write a machine-readable certificate (versions, devices, per-op "
+                           "results) to PATH ('-' for standard output)")
     sub.add_parser("train-digits", add_help=False,
                    help="train an MLP and a CNN on scikit-learn's digits on every device "
                         "(options: omnitensor train-digits --help)")
@@ -130,12 +132,53 @@ def main(argv: list[str] | None = None) -> int:
         demo()
         return 0
     if args.cmd == "conformance":
-        import omnitensor as ot
-        from .conformance import run
-        devs = args.device or [str(d) for d in ot.devices()]
-        failures = sum(run(d, args.op, args.verbose) for d in devs)
-        return 1 if failures else 0
+        return conformance(args)
     return 2
+
+
+def conformance(args: argparse.Namespace) -> int:
+    """``omnitensor conformance``: the op table on each device (exit 1 on a failure, 2 on a
+    bad argument), optionally the consistency table and a JSON certificate."""
+    import omnitensor as ot
+    from .conformance import run
+    from .errors import OmnitensorError
+    found = [str(d) for d in ot.devices()]
+    devs = []
+    for name in args.device or found:
+        try:
+            dev = str(ot.device(name))
+        except (OmnitensorError, ValueError, TypeError) as e:
+            print(f"omnitensor conformance: bad --device {name!r}: {e}", file=sys.stderr)
+            return 2
+        if dev not in found:
+            print(f"omnitensor conformance: this machine has no device {dev}; found "
+                  f"{', '.join(found)} (`omnitensor info` says why a backend is absent)",
+                  file=sys.stderr)
+            return 2
+        devs.append(dev)
+    try:
+        if args.json:
+            from .conformance.certificate import build, write
+            cert = build(devs, args.op, consistency=args.consistency)
+            write(cert, args.json)
+            failures = sum(e["failed"] for e in cert["devices"])
+            if args.json != "-":
+                for e in cert["devices"]:
+                    print(f"{e['device']}: {e['passed']}/{e['total']} op-dtype pairs match "
+                          f"NumPy, {e['skipped']} skipped")
+                print(f"certificate written to {args.json}")
+        else:
+            failures = sum(run(d, args.op, args.verbose) for d in devs)
+    except ValueError as e:  # an unknown --op
+        print(f"omnitensor conformance: {e}", file=sys.stderr)
+        return 2
+    if args.consistency and not args.json:
+        from .conformance.consistency import format_table, measure
+        print(format_table(measure(devs)))
+    elif args.consistency and args.json != "-":
+        from .conformance.consistency import format_table
+        print(format_table(cert["consistency"]))
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -31,10 +31,21 @@ integer operand for a float-only function (it casts first). NaN propagates throu
 Views: ``reshape`` (when possible), ``permute``, ``broadcast_to``, ``index`` (basic
 indexing), ``flip``, ``diagonal`` return views sharing memory, so that in-place writes
 through a view reach its base, as in torch.
+
+**Optional hooks** (:data:`OPTIONAL_HOOKS`): native fast paths and overrides of composites
+that a backend may provide. Each is declared below with its contract and a ``None`` default;
+callers ask :meth:`Backend.hook` (the one place hooks are consulted), which refuses names
+not declared here, so a misspelt or undeclared hook is an error rather than a silent miss.
+
+**Identity** that must be known *without importing the backend* (for ``omnitensor info``
+on a machine without the vendor stack, and for ``omnitensor.distributed`` choosing a
+transport) is a :class:`BackendSpec` in the registry; the backend object exposes it as
+:attr:`Backend.spec`.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -62,16 +73,66 @@ PREDICATES = frozenset((
 #: Reductions over a tuple of axes: ``backend.sum(x, axes, keepdims)``.
 REDUCTIONS = ("sum", "prod", "max", "min", "any", "all")
 
+#: ``xp.linalg`` routines a backend may provide natively as ``linalg_<name>`` (used by
+#: ``omnitensor.linalg``; without one, NumPy's runs on a host copy).
+LINALG = ("inv", "det", "slogdet", "solve", "cholesky", "eigh", "eig", "qr", "svd")
+#: ``xp.fft`` routines a backend may provide natively as ``fft_<name>``.
+FFT = ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft")
+
+#: Every optional hook (attribute of :class:`Backend` defaulting to ``None``), by name: a
+#: native fast path of a primitive composite, or an override of a composite op. The
+#: contract of each is the docstring of its declaration below.
+OPTIONAL_HOOKS = frozenset(
+    ("sigmoid", "rsqrt", "einsum", "index_advanced", "index_put_advanced",
+     "index_add_advanced")
+    + tuple("linalg_" + n for n in LINALG) + tuple("fft_" + n for n in FFT))
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """What the registry knows about a backend without importing it.
+
+    ``device_type`` (``"opencl"``), ``target`` (``"module:Class"``, imported on first use),
+    ``extra`` (the pip extra that installs it: ``pip install 'omnitensor[extra]'``; empty
+    for the built-in cpu backend), ``packages`` (the distributions it needs, whose versions
+    ``omnitensor info`` reports even when the backend finds no device), ``transport`` (the
+    default collective transport of ``omnitensor.distributed`` for tensors of this type:
+    ``"mpi"`` or ``"nccl"``, torch's {cpu: gloo, cuda: nccl}) and ``host`` (the host CPU
+    itself: one device, written without an index, ``cpu``; not an accelerator)."""
+
+    device_type: str
+    target: str
+    extra: str = ""
+    packages: tuple[str, ...] = ()
+    transport: str = "mpi"
+    host: bool = False
+
+    def device_name(self, index: int) -> str:
+        """The device string of device ``index``: ``opencl:1``, or ``cpu``."""
+        return self.device_type if self.host else f"{self.device_type}:{index}"
+
 
 class Backend:
     """Base class of device adapters. Subclasses set :attr:`name` and implement the
-    methods below; optional fast paths (``conv2d``, ``softmax``, ``einsum``, ``linalg_*``,
-    ``fft_*``) are looked up by core with ``getattr(backend, name, None)``."""
+    methods below; optional hooks (:data:`OPTIONAL_HOOKS`: ``einsum``, ``linalg_*``,
+    ``fft_*``...) default to ``None`` and are consulted through :meth:`hook`. A native
+    override of a composite (a ``conv2d`` kernel, say) is added the same way: declared here
+    with its contract, implemented by the backends that have one."""
 
     #: device type string: "cpu", "opencl", "sycl", "cuda"
     name: str = ""
-    #: True when ops are enqueued asynchronously (core then never assumes a result is ready)
+    #: the registry's declaration of this backend (set by the registry when it loads it)
+    spec: BackendSpec | None = None
+    #: True when primitives return before the device has computed their result (enqueued
+    #: on a queue or stream). Readers outside the backend's own queue order (a host
+    #: transport such as MPI reading memory, a copy to another device or queue) must call
+    #: :meth:`synchronize` first; ``to_numpy`` always waits by itself.
     asynchronous: bool = False
+    #: True when the arrays are NumPy arrays in host memory, usable as host buffers
+    #: without a copy (MPI reads and writes them in place)
+    host_arrays: bool = False
+    #: ops that copy data to the host to compute (listed by ``omnitensor info``)
+    host_fallback_ops: tuple[str, ...] = ()
     #: True when binary/where primitives accept broadcastable operands of different shapes
     #: (NumPy-style); core then skips its ``broadcast_to`` calls on the hot path
     native_broadcasting: bool = False
@@ -83,6 +144,37 @@ class Backend:
     def unavailable_reason(self) -> str | None:
         """None when usable, else why not and what to do (shown by ``omnitensor info``)."""
         return None
+
+    @property
+    def pip_extra(self) -> str:
+        """The pip extra that installs this backend (``""`` for the built-in cpu)."""
+        return self.spec.extra if self.spec else ""
+
+    @property
+    def packages(self) -> tuple[str, ...]:
+        """The distributions this backend needs."""
+        return self.spec.packages if self.spec else ()
+
+    @property
+    def collective_transport(self) -> str:
+        """The default ``omnitensor.distributed`` transport for this device type."""
+        return self.spec.transport if self.spec else "mpi"
+
+    def hook(self, name: str) -> Callable[..., Any] | None:
+        """The optional hook ``name`` (one of :data:`OPTIONAL_HOOKS`) when this backend
+        implements it, else None (the caller then runs its composite or host path).
+        Raises AttributeError for a name that is not a declared hook."""
+        if name not in OPTIONAL_HOOKS:
+            raise AttributeError(f"{name!r} is not an optional backend hook declared in "
+                                 f"omnitensor/backends/base.py (declared: "
+                                 f"{', '.join(sorted(OPTIONAL_HOOKS))})")
+        return getattr(self, name)
+
+    def native_routines(self, prefix: str) -> tuple[str, ...]:
+        """The ``linalg`` (``prefix="linalg"``) or ``fft`` routines this backend runs on
+        the device; the others run on a host copy."""
+        names = {"linalg": LINALG, "fft": FFT}[prefix]
+        return tuple(n for n in names if self.hook(f"{prefix}_{n}") is not None)
 
     def version(self) -> str:
         """Versions of the libraries behind this backend, e.g. ``"pyopencl 2026.1"``."""
@@ -116,6 +208,11 @@ class Backend:
         """Return memory the backend's pool holds but no array uses to the driver, on
         device ``index`` (every device when None); nothing to do without a pool."""
 
+    def memory_stats(self, index: int) -> dict[str, int]:
+        """Counters of the backend's memory pool on device ``index`` (bytes), for
+        ``omnitensor.cuda.memory_*``-style reporting; empty without a pool."""
+        return {}
+
     def device_index(self, x: Any) -> int:
         """The device index an array lives on."""
         return 0
@@ -140,6 +237,42 @@ class Backend:
         releases it."""
         raise BufferError(f"the {self.name} backend cannot export DLPack capsules; use "
                           f".cpu() first")
+
+    def accepts_dlpack_device(self, dl_device_type: int) -> bool:
+        """Whether :meth:`from_dlpack` imports capsules of this DLPack device type
+        (``2`` kDLCUDA, ``14`` kDLOneAPI...) without a host copy."""
+        return False
+
+    def from_dlpack(self, obj: Any) -> tuple[Any, int]:
+        """(array, device index) sharing ``obj``'s memory, for a producer whose
+        ``__dlpack_device__`` type :meth:`accepts_dlpack_device`."""
+        raise BufferError(f"the {self.name} backend does not import DLPack capsules")
+
+    # ------------------------------------------------------------------ device copies
+    def host_view(self, x: Any) -> np.ndarray | None:
+        """A NumPy array *sharing* x's memory (no copy) when x lives in host memory that
+        the host may read now (pending work finished), else None. Only read it, and only
+        while x is alive and unchanged: it serves one copy out of x."""
+        return None
+
+    def transfer_from(self, x: Any, src: "Backend", index: int) -> Any | None:
+        """A new array on device ``index`` of this backend with the values of ``x``, an
+        array of backend ``src`` (possibly this one, possibly another device of it),
+        without a round trip through a NumPy copy; None when there is no such path (core
+        then copies through ``src.to_numpy`` and :meth:`from_numpy`). The result never
+        shares memory with x, and x is unchanged.
+
+        This default serves a source whose memory the host can read in place
+        (:meth:`host_view`: NumPy arrays, buffers of a host-memory OpenCL device): one copy
+        from that memory into a new device array instead of two. Backends add direct
+        device-to-device copies (OpenCL buffers of one context, SYCL USM across queues,
+        CUDA peer copies)."""
+        if src is self and self.host_arrays:
+            return None  # core copies host arrays itself
+        view = src.host_view(x)
+        if view is None or self.host_arrays:
+            return None  # a host destination gains nothing over to_numpy's one copy
+        return self.from_numpy(view, index)
 
     # ---------------------------------------------------------------------- memory
     def empty(self, shape: tuple[int, ...], dtype: np.dtype, index: int) -> Any:
@@ -308,3 +441,34 @@ class Backend:
         order) is word ``i % 4`` of the block for counter ``counter + i // 4`` (a 64-bit
         counter as two words, low first, upper two words 0) under the 2-word ``key``."""
         raise NotImplementedError
+
+    # ------------------------------------------------------------- optional hooks
+    # Declared here, implemented where a stack has a native routine; consulted only through
+    # :meth:`hook`. None means "not provided": the caller's composite (or host) path runs.
+
+    #: ``sigmoid(x) -> 1 / (1 + exp(-x))`` in x's (floating) dtype, one fused kernel.
+    sigmoid: Callable[..., Any] | None = None
+    #: ``rsqrt(x) -> 1 / sqrt(x)`` in x's (floating) dtype.
+    rsqrt: Callable[..., Any] | None = None
+    #: ``einsum(subscripts, *operands)`` with NumPy's semantics on same-dtype operands
+    #: (subscripts already validated by core).
+    einsum: Callable[..., Any] | None = None
+    #: ``index_advanced(x, key)``: NumPy-style mixed basic/advanced indexing, ``key`` a
+    #: tuple of in-range ints, normalised slices, None and int64 index arrays; a new array.
+    index_advanced: Callable[..., Any] | None = None
+    #: ``index_put_advanced(x, key, values)``: in place ``x[key] = values`` (``key`` as
+    #: for ``index_advanced``; values of x's dtype, broadcastable); duplicates: any wins.
+    index_put_advanced: Callable[..., Any] | None = None
+    #: ``index_add_advanced(x, key, values)``: in place ``x[key] += values`` with
+    #: duplicate indices accumulated.
+    index_add_advanced: Callable[..., Any] | None = None
+
+
+# ``linalg_<name>(*arrays, **kw)`` / ``fft_<name>(x, **kw)``: NumPy's ``numpy.linalg.<name>``
+# / ``numpy.fft.<name>`` semantics on this backend's arrays (results are arrays, tuples for
+# multi-output routines).
+for _name in LINALG:
+    setattr(Backend, "linalg_" + _name, None)
+for _name in FFT:
+    setattr(Backend, "fft_" + _name, None)
+del _name

@@ -113,6 +113,29 @@ class CupyBackend(NamespaceBackend):
     def to_numpy(self, x):
         return cupy.asnumpy(x)  # waits for the stream
 
+    def transfer_from(self, x, src, index):
+        """cuda -> cuda: a device-to-device copy (``cuda:0 -> cuda:1`` is a peer copy,
+        CUDA's ``cudaMemcpyAsync`` with unified addressing; it goes through PCIe/NVLink,
+        never a NumPy array); other sources: the base class (one copy from host memory)
+        or None."""
+        if src is not self:
+            return super().transfer_from(x, src, index)
+        here = x.device.id
+        if here == index:
+            with cupy.cuda.Device(index):
+                return x.copy()  # same device and stream: ordered after x's producers
+        with cupy.cuda.Device(here):
+            xc = cupy.ascontiguousarray(x)
+        self.synchronize(here)  # x's producers ran on the source device's stream
+        with cupy.cuda.Device(index):
+            y = cupy.empty(x.shape, dtype=x.dtype)
+            if y.nbytes:
+                y.data.copy_from_device(xc.data, y.nbytes)  # on the current stream
+                # the source block may return to device `here`'s pool as soon as we
+                # return and be rewritten by its stream: let the copy finish first
+                cupy.cuda.get_current_stream().synchronize()
+        return y
+
     def assign_from_host(self, dst, host):
         if dst.flags.c_contiguous:
             with cupy.cuda.Device(dst.device.id):

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .base import BINARY, UNARY, Backend
+from .base import BINARY, FFT, LINALG, UNARY, Backend
 from .philox import philox_bits
 
 # Array API name -> NumPy-style name, for namespaces that predate the standard's spellings.
@@ -32,10 +32,6 @@ def lookup(xp: Any, name: str) -> Any:
     return fn
 
 
-#: ``xp.linalg`` routines exposed as ``linalg_<name>`` fast paths (omnitensor.linalg).
-LINALG = ("inv", "det", "slogdet", "solve", "cholesky", "eigh", "eig", "qr", "svd")
-#: ``xp.fft`` routines exposed as ``fft_<name>`` fast paths (omnitensor.fft).
-FFT = ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft")
 
 
 class NamespaceBackend(Backend):

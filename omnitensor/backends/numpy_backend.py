@@ -101,6 +101,11 @@ class NumpyBackend(NamespaceBackend):
     checks_index_bounds = True
     #: operands of different (broadcastable) shapes go straight to the ufuncs
     native_broadcasting = True
+    #: NumPy arrays are host memory: MPI and other host consumers use them in place
+    host_arrays = True
+
+    def host_view(self, x):
+        return x
 
     def __init__(self) -> None:
         super().__init__()

@@ -13,16 +13,24 @@ from typing import TYPE_CHECKING
 
 from ..errors import BackendUnavailableError
 
+from .base import BackendSpec
+
 if TYPE_CHECKING:  # pragma: no cover
     from .base import Backend
 
-#: device type -> (import path "module:Class", pip extra that installs it)
-BACKENDS: dict[str, tuple[str, str]] = {
-    "cpu": ("omnitensor.backends.numpy_backend:NumpyBackend", ""),
-    "opencl": ("omnitensor.backends.opencl:OpenCLBackend", "opencl"),
-    "sycl": ("omnitensor.backends.sycl:SyclBackend", "sycl"),
-    "cuda": ("omnitensor.backends.cupy_backend:CupyBackend", "cuda"),
-}
+#: device type -> its declaration (import target, pip extra, packages, default collective
+#: transport); a new backend is one entry here and one adapter module
+BACKENDS: dict[str, BackendSpec] = {s.device_type: s for s in (
+    BackendSpec("cpu", "omnitensor.backends.numpy_backend:NumpyBackend", extra="",
+                packages=("numpy",), transport="mpi", host=True),
+    BackendSpec("opencl", "omnitensor.backends.opencl:OpenCLBackend", extra="opencl",
+                packages=("pyopencl", "pocl-binary-distribution"), transport="mpi"),
+    BackendSpec("sycl", "omnitensor.backends.sycl:SyclBackend", extra="sycl",
+                packages=("dpctl", "dpnp", "intel-opencl-rt"), transport="mpi"),
+    BackendSpec("cuda", "omnitensor.backends.cupy_backend:CupyBackend", extra="cuda",
+                packages=("cupy-cuda12x", "cupy-cuda13x", "cupy", "cupy-rocm-6-0"),
+                transport="nccl"),
+)}
 
 _loaded: dict[str, "Backend"] = {}
 _failed: dict[str, str] = {}
@@ -32,6 +40,19 @@ _lock = threading.Lock()
 def device_types() -> tuple[str, ...]:
     """Every device type omnitensor knows, installed or not."""
     return tuple(BACKENDS)
+
+
+def spec(device_type: str) -> BackendSpec:
+    """The declaration of ``device_type`` (imports nothing); KeyError when unknown."""
+    return BACKENDS[device_type]
+
+
+def register(backend_spec: BackendSpec) -> None:
+    """Add (or replace) a backend declaration; it is imported on first use."""
+    with _lock:
+        BACKENDS[backend_spec.device_type] = backend_spec
+        _failed.pop(backend_spec.device_type, None)
+        _loaded.pop(backend_spec.device_type, None)
 
 
 def get_backend(device_type: str) -> "Backend":
@@ -49,11 +70,13 @@ def get_backend(device_type: str) -> "Backend":
                 f"unknown device type {device_type!r}; known types: {', '.join(BACKENDS)}")
         if device_type in _failed:
             raise BackendUnavailableError(_failed[device_type])
-        path, extra = BACKENDS[device_type]
-        module_name, cls_name = path.split(":")
+        bspec = BACKENDS[device_type]
+        extra = bspec.extra
+        module_name, cls_name = bspec.target.split(":")
         try:
             module = importlib.import_module(module_name)
             be = getattr(module, cls_name)()
+            be.spec = bspec
         except BackendUnavailableError as e:
             _failed[device_type] = str(e)
             raise

@@ -174,7 +174,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group
     return _done(_transport(g, tensor).reduce(tensor, root, rop), async_op)
 
 
-def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,
+def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,  # noqa: A002 - torch's name
                           group: Any = None, async_op: bool = False) -> Work | None:
     """Reduce ``input`` (group size x output's elements, rank order) across the group;
     rank i gets chunk i of the result in ``output``."""
@@ -317,7 +317,7 @@ def all_to_all(output_tensor_list: list[Tensor], input_tensor_list: list[Tensor]
     return _done(ChainedWork([inner], outs, lambda: _unpack(flat, outs)), async_op)
 
 
-def all_to_all_single(output: Tensor, input: Tensor,
+def all_to_all_single(output: Tensor, input: Tensor,  # noqa: A002 - torch's name
                       output_split_sizes: Sequence[int] | None = None,
                       input_split_sizes: Sequence[int] | None = None, group: Any = None,
                       async_op: bool = False) -> Work | None:

@@ -81,6 +81,71 @@ def _tensors(obj: Any) -> Iterator[Tensor]:
             yield from _tensors(x)
 
 
+def _single_device(module: Module, device_ids: Any, output_device: Any) -> Any:
+    """The device ``device_ids`` names (torch: exactly one entry, the device the module
+    lives on), or None. An int indexes the devices of the module's device type (of the
+    default device type for a module without parameters), so ``device_ids=[local_rank]``
+    means ``opencl:<local_rank>`` for an opencl module; every index names the one cpu, as
+    ``cpu:N`` does in torch."""
+    from ..core.device import Device, device as as_device, get_default_device
+    if device_ids is None:
+        return None
+    ids = list(device_ids) if isinstance(device_ids, (list, tuple)) else None
+    if not ids or len(ids) != 1:
+        raise ValueError(f"DistributedDataParallel: device_ids must be None or a list of "
+                         f"exactly one device (the module's), got {device_ids!r}")
+    found = {p.device for p in module.parameters()} | {b.device for b in module.buffers()}
+    if len(found) > 1:
+        raise ValueError(f"DistributedDataParallel: device_ids={device_ids!r} needs a "
+                         f"module on one device, but its parameters and buffers are on "
+                         f"{sorted(str(d) for d in found)}; pass device_ids=None")
+    here = next(iter(found)) if found else get_default_device()
+    want = ids[0]
+    if isinstance(want, int) and not isinstance(want, bool):
+        if here.backend.spec is not None and here.backend.spec.host:
+            want = here  # one cpu: every index names it (torch's cpu:N)
+        else:
+            count = here.backend.device_count()
+            if not 0 <= want < count:
+                raise ValueError(
+                    f"DistributedDataParallel: device_ids=[{want}] names {here.type}:{want}, "
+                    f"but this machine has {count} {here.type} device(s). Ranks that share "
+                    f"devices pass device_ids=[local_rank % {count}] (and put the model "
+                    f"there), or device_ids=None")
+            want = as_device(f"{here.type}:{want}")
+    elif not isinstance(want, Device):
+        want = as_device(want)
+    if found and want != here:
+        raise ValueError(f"DistributedDataParallel: device_ids names {want}, but the module "
+                         f"is on {here}; move it first (model.to({str(want)!r}))")
+    if output_device is not None and _as_device(output_device, want) != want:
+        raise ValueError(f"DistributedDataParallel: output_device={output_device!r} must be "
+                         f"the device of device_ids ({want})")
+    return want
+
+
+def _as_device(spec: Any, like: Any) -> Any:
+    """``spec`` (an int index of ``like``'s type, a device or a string) as a Device."""
+    from ..core.device import device as as_device
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        spec_host = like.backend.spec is not None and like.backend.spec.host
+        return like if spec_host else as_device(f"{like.type}:{spec}")
+    return as_device(spec)
+
+
+def _to_device(obj: Any, dev: Any) -> Any:
+    """Tensors inside a (nested) input moved to ``dev`` (torch's DDP ``_to_kwargs``)."""
+    if isinstance(obj, Tensor):
+        return obj if obj.device == dev else obj.to(dev)
+    if isinstance(obj, tuple):
+        return tuple(_to_device(x, dev) for x in obj)
+    if isinstance(obj, list):
+        return [_to_device(x, dev) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _to_device(v, dev) for k, v in obj.items()}
+    return obj
+
+
 def _reachable_leaves(outputs: Any) -> set[int]:
     """ids of the leaf tensors the outputs' autograd graph reaches."""
     found: set[int] = set()
@@ -119,6 +184,11 @@ class DistributedDataParallel(Module):
                  static_graph: bool = False, init_sync: bool = True) -> None:
         super().__init__()
         self.module = module
+        #: the device of ``device_ids`` (inputs are moved there in forward, as torch's
+        #: DDP does), None without device_ids
+        self.device = _single_device(module, device_ids, output_device)
+        self.device_ids = None if self.device is None else [self.device.index]
+        self.output_device = None if self.device is None else self.device.index
         group = resolve_group(process_group)
         object.__setattr__(self, "process_group", group)
         self.broadcast_buffers = broadcast_buffers
@@ -334,6 +404,8 @@ class DistributedDataParallel(Module):
                     C.broadcast(buf.detach(), src=g.global_rank(0), group=g)
         if sync and self._started and not self._finished:
             self._prepare(None)  # raises: the previous backward did not finish
+        if self.device is not None:
+            inputs, kwargs = _to_device((inputs, kwargs), self.device)
         out = self.module(*inputs, **kwargs)
         if sync:
             self._prepare(out)

@@ -13,7 +13,7 @@ import sys
 import threading
 from typing import Any, Iterable
 
-from .registry import CommBackend, create_backend, resolve_backend
+from .registry import CommBackend, check_requested, create_backend, resolve_backend
 from .types import DistributedError
 
 __all__ = ["ProcessGroup", "init_process_group", "is_initialized", "is_available",
@@ -230,13 +230,22 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     collective that all ranks pass the same op, shapes and dtypes, at the cost of one
     16-byte all-reduce per call. ``abort_on_exception`` installs a ``sys.excepthook`` that
     prints the error and calls ``MPI_Abort``, so an uncaught exception on one rank ends
-    the job instead of leaving the others waiting. ``init_method``, ``store`` and
-    ``pg_options`` are accepted for torch compatibility and ignored (MPI does the
-    rendezvous)."""
+    the job instead of leaving the others waiting.
+
+    torch's names work: ``backend="gloo"`` is MPI here (``"cpu:gloo,cuda:nccl"`` too), and
+    ``"nccl"`` where NCCL is unavailable raises saying so. MPI does the rendezvous, so
+    ``init_method`` needs no server: ``"env://"`` (torch's default under torchrun) checks
+    that the torchrun variables ``omnitensor-run`` sets for each rank (``RANK``,
+    ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR``/``MASTER_PORT``) agree with MPI's view of
+    the job, and ``"tcp://..."``/``"file://..."`` are accepted as torch's are; ``store`` and
+    ``pg_options`` are accepted and ignored."""
     if _world.default is not None:
         raise RuntimeError("trying to initialize the default process group twice!")
+    _check_init_method(init_method)
     MPI = mpi()
     world = MPI.COMM_WORLD
+    if init_method is None or str(init_method).startswith("env://"):
+        _check_torchrun_env(os.environ, world.Get_rank(), world.Get_size())
     if world_size not in (-1, None) and int(world_size) != world.Get_size():
         raise ValueError(f"world_size={world_size} but MPI started {world.Get_size()} "
                          f"ranks; omnitensor.distributed takes the world from mpiexec "
@@ -247,6 +256,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     from ..core.device import get_default_device
     dev_type = get_default_device().type if device_id is None else _device_type(device_id)
     name, transports = resolve_backend(backend, dev_type)
+    check_requested(name, dev_type)
     if check_collectives is None:
         check_collectives = os.environ.get("OMNITENSOR_DIST_DEBUG", "").upper() == "DETAIL"
     comm = world.Dup()
@@ -260,6 +270,38 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     _world.groups = [group]
     if abort_on_exception and comm.Get_size() > 1:
         _install_excepthook()
+
+
+_INIT_SCHEMES = ("env://", "tcp://", "file://")
+
+
+def _check_init_method(init_method: Any) -> None:
+    if init_method is None:
+        return
+    if not isinstance(init_method, str) or not init_method.startswith(_INIT_SCHEMES):
+        raise ValueError(f"init_method={init_method!r}: expected a URL starting with "
+                         f"{', '.join(_INIT_SCHEMES)} (MPI does the rendezvous: 'env://' "
+                         f"under omnitensor-run)")
+
+
+def _check_torchrun_env(env: Any, mpi_rank: int, mpi_size: int) -> None:
+    """torchrun's RANK/WORLD_SIZE, when set, must name the job MPI started: a script run
+    with plain ``python`` where a launcher was meant would otherwise wait for ranks that
+    do not exist (torch hangs in the rendezvous; we say what to do)."""
+    for var, mine in (("WORLD_SIZE", mpi_size), ("RANK", mpi_rank)):
+        raw = env.get(var, "").strip()
+        if not raw:
+            continue
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"environment variable {var}={raw!r} is not an integer") from None
+        if value != mine:
+            hint = (f"start the job with omnitensor-run -n {value if var == 'WORLD_SIZE' else 'N'} "
+                    f"script.py (it starts the ranks with mpiexec and sets RANK, LOCAL_RANK, "
+                    f"WORLD_SIZE, MASTER_ADDR and MASTER_PORT for each)")
+            raise DistributedError(f"{var}={value} in the environment, but MPI started this "
+                                   f"process as rank {mpi_rank} of {mpi_size}: {hint}")
 
 
 def _device_type(device_id: Any) -> str:
@@ -317,6 +359,7 @@ def new_group(ranks: Iterable[int] | None = None, timeout: Any = None,
     else:
         from ..core.device import get_default_device
         name, transports = resolve_backend(backend, get_default_device().type)
+        check_requested(name, get_default_device().type)
     group = ProcessGroup(comm, members, world.timeout if timeout is None else
                          _seconds(timeout), transports, name, world.check_collectives,
                          f"group{len(_world.groups)}")

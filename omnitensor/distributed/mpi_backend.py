@@ -250,7 +250,8 @@ class MPIBackend(CommBackend):
     def _device_buffer(t: Any) -> tuple[Any, Callable[[], None] | None]:
         dev = t._device
         be = dev.backend
-        be.synchronize(dev.index)  # the kernels producing t must finish before MPI reads
+        if be.asynchronous:  # the kernels producing t must finish before MPI reads
+            be.synchronize(dev.index)
         data = t._data
         if data.flags.c_contiguous:
             return data, None
@@ -278,7 +279,7 @@ class MPIBackend(CommBackend):
 
     # -------------------------------------------------------------- reductions
     def allreduce(self, t: Any, op: ReduceOp) -> Work:
-        if t._device.type == "cpu" and op is not ReduceOp.AVG:
+        if t._device.backend.host_arrays and op is not ReduceOp.AVG:
             # hot path (DDP buckets, benchmarks): MPI reduces the tensor's own memory
             arr = t._data
             typ = _DIRECT.get(arr.dtype)

@@ -119,9 +119,8 @@ def _tensor(obj: dict) -> Any:
     t = from_numpy(arr)
     try:  # onto the sender's device when this rank has it, else stay on cpu
         dev = as_device(obj["device"])
-        if dev.type != "cpu":
-            dev.backend  # noqa: B018 - raises when the device is absent here
-            t = t.to(dev)
+        if dev != t.device:
+            t = t.to(dev)  # raises when the device is absent here
     except Exception:  # noqa: BLE001
         pass
     if obj.get("requires_grad"):

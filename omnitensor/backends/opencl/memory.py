@@ -70,6 +70,25 @@ def write_into(x: CLArray, host: np.ndarray) -> None:
         raise _transfer_error(x.state, "host -> device", src.nbytes, e) from None
 
 
+def copy_to_device(x: CLArray, dst: Any) -> CLArray:
+    """A C-contiguous copy of x in a new buffer of device ``dst`` (a DeviceState sharing
+    x's context): one device-side buffer copy (``clEnqueueCopyBuffer``) on dst's queue,
+    ordered after x's pending work."""
+    if not x.contig:
+        x = copy(x)
+    y = new(dst, x.shape, x.dtype)
+    if x.size == 0:
+        return y
+    if dst.queue is not x.state.queue:
+        x.state.synchronize()  # another queue: x's producers must have run
+    try:
+        cl.enqueue_copy(dst.queue, y.data, x.data, byte_count=x.nbytes,
+                        src_offset=x.offset * x.dtype.itemsize, dst_offset=0)
+    except cl.Error as e:
+        raise _transfer_error(dst, "device -> device", x.nbytes, e) from None
+    return y
+
+
 def to_numpy(x: CLArray) -> np.ndarray:
     """A host copy of x's values (waits for the work that produces them)."""
     if x.size == 0:

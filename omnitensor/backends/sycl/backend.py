@@ -285,6 +285,22 @@ class SyclBackend(NamespaceBackend):
     def to_numpy(self, x):
         return dpnp.asnumpy(x)  # waits for the kernels that produce x
 
+    def transfer_from(self, x, src, index):
+        """sycl -> sycl (another device, or an array on a foreign queue): USM copied by
+        dpctl, device to device when the queues share a context (through the host
+        otherwise, dpctl's choice); other sources: the base class (one copy from host
+        memory) or None."""
+        if src is not self:
+            return super().transfer_from(x, src, index)
+        dst_q = self._queues[index]
+        if x.sycl_queue != dst_q:
+            x.sycl_queue.wait()  # asynchronous: x's producers ran on another queue
+            if x.sycl_queue.sycl_context == dst_q.sycl_context:
+                x = x.to_device(dst_q)  # same memory, now on the destination queue
+            else:
+                return dpnp.array(x, sycl_queue=dst_q, copy=True, order="C")
+        return self.copy(x)
+
     def astype(self, x, dtype):
         if self._risky:
             self._check_dtype(dtype, self.device_index(x))

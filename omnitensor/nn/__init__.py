@@ -48,3 +48,13 @@ def __getattr__(name: str) -> object:
         from .parallel.data_parallel import DataParallel
         return DataParallel
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+# N-d convolutions and pools
+from .conv import Conv3d, ConvTranspose3d  # noqa: E402
+from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool3d,  # noqa: E402
+                      AvgPool3d, LPPool1d, LPPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d,
+                      MaxUnpool3d)
+
+__all__ += ["Conv3d", "ConvTranspose3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+            "AdaptiveMaxPool3d", "AvgPool3d", "LPPool1d", "LPPool2d", "MaxPool3d",
+            "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]

@@ -1,4 +1,6 @@
-"""Convolution layers: ``Conv1d``, ``Conv2d``, ``ConvTranspose1d``, ``ConvTranspose2d``."""
+"""Convolution layers: ``Conv1d/2d/3d`` and ``ConvTranspose1d/2d/3d`` (torch's names,
+parameter shapes, init and padding modes), over the N-d functionals of
+``functional/conv.py``."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,7 +13,8 @@ from .functional._utils import ntuple
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -117,6 +120,23 @@ class Conv1d(_ConvNd):
                         self.groups)
 
 
+class Conv3d(_ConvNd):
+    """3-D convolution over ``(N, C_in, D, H, W)``."""
+
+    _n = 3
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, 0, device, dtype)
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        x, padding = self._pre_pad(input)
+        return F.conv3d(x, self.weight, self.bias, self.stride, padding, self.dilation,
+                        self.groups)
+
+
 class ConvTranspose2d(_ConvNd):
     """Transposed 2-D convolution ("deconvolution"); weight ``(C_in, C_out // groups,
     kh, kw)``. ``forward(x, output_size=None)`` picks ``output_padding`` from
@@ -130,7 +150,8 @@ class ConvTranspose2d(_ConvNd):
                  dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
                  dtype: Any = None) -> None:
         if padding_mode != "zeros":
-            raise ValueError('Only "zeros" padding mode is supported for ConvTranspose2d')
+            raise ValueError(f'Only "zeros" padding mode is supported for '
+                             f'{type(self).__name__}')
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode, output_padding, device, dtype)
 
@@ -150,18 +171,23 @@ class ConvTranspose2d(_ConvNd):
             op.append(extra)
         return tuple(op)
 
+    _functional = staticmethod(F.conv_transpose2d)
+
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:  # noqa: A002
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+        return self._functional(input, self.weight, self.bias, self.stride, self.padding,
                                   self._output_padding(input, output_size), self.groups,
                                   self.dilation)
 
 
 class ConvTranspose1d(ConvTranspose2d):
-    """Transposed 1-D convolution."""
+    """Transposed 1-D convolution; weight ``(C_in, C_out // groups, k)``."""
 
     _n = 1
+    _functional = staticmethod(F.conv_transpose1d)
 
-    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:  # noqa: A002
-        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups,
-                                  self.dilation)
+
+class ConvTranspose3d(ConvTranspose2d):
+    """Transposed 3-D convolution; weight ``(C_in, C_out // groups, kd, kh, kw)``."""
+
+    _n = 3
+    _functional = staticmethod(F.conv_transpose3d)

@@ -11,14 +11,17 @@ from .activation import (celu, elu, gelu, glu, hardsigmoid, hardswish, hardtanh,
                          relu_, selu, sigmoid, silu, softmax, softmin, softplus, softsign,
                          tanh, threshold)
 from .attention import multi_head_attention_forward, scaled_dot_product_attention
-from .conv import (conv1d, conv2d, conv_transpose1d, conv_transpose2d, fold, unfold)
+from .conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
+                   fold, unfold)
 from .linear import bilinear, linear
 from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
                    huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 from .misc import dropout, dropout1d, dropout2d, embedding, one_hot, pad
 from .normalization import batch_norm, group_norm, instance_norm, layer_norm, normalize
-from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool2d,
-                      avg_pool1d, avg_pool2d, max_pool1d, max_pool2d)
+from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
+                      adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d,
+                      avg_pool1d, avg_pool2d, avg_pool3d, lp_pool1d, lp_pool2d, max_pool1d,
+                      max_pool2d, max_pool3d, max_unpool1d, max_unpool2d, max_unpool3d)
 
 __all__ = [
     "celu", "elu", "gelu", "glu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu",
@@ -31,4 +34,7 @@ __all__ = [
     "dropout1d", "dropout2d", "embedding", "one_hot", "pad", "batch_norm", "group_norm",
     "instance_norm", "layer_norm", "normalize", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
     "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d",
+    "conv3d", "conv_transpose3d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+    "adaptive_max_pool3d", "avg_pool3d", "lp_pool1d", "lp_pool2d", "max_pool3d",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d",
 ]

@@ -1,122 +1,342 @@
-"""Kernel windows (im2col) and their adjoint (col2im) on backend primitives.
+"""N-d kernel windows (im2col), their adjoint (col2im), and the argument rules of every
+window op (convolutions, transposed convolutions, pools) in one place.
 
-These are data-only helpers (no graph: ``conv.py`` wraps them in graph nodes), so they
-call the backend contract directly (``backends/base.py``): constant ``pad``, basic
-``index`` views (normalised keys: ``slice(start, stop, step)`` with in-range bounds, ``None``
-inserts an axis), ``reshape``/``permute``, ``concat`` and in-place ``add(out=)`` through a
-strided view. Every backend has these, and a window gather costs ``kh * kw`` views and one
-concat instead of as many Tensor-level slicing ops (each with its key normalisation).
+The rules run before any backend sees the call, so cpu, opencl, sycl and cuda answer bad
+arguments (negative padding, zero stride or dilation, a kernel larger than the padded
+input, groups not dividing the channels, wrong ranks, an output_padding too large) with the
+same ``ValueError``/``ShapeError``, messages worded as torch's.
+
+The window helpers are data-only (no graph: ``conv.py`` wraps them in graph nodes) and are
+written with Tensor ops: ``K`` strided slice views of a padded copy and one ``cat`` for the
+general case, one reshape/permute copy when the windows tile the input (pooling with
+stride == kernel), and in-place adds through slice views for the adjoint.
 """
 from __future__ import annotations
 
-from typing import Any
+import functools
+import math
+from typing import Any, Sequence
 
-from ...core.raw import data as raw_data, wrap
+from ...core.graph import no_grad_ctx
+from ...core.ops.creation import full, zeros
+from ...core.ops.join import cat
 from ...core.tensor import Tensor
+from ...errors import ShapeError
 
-Pair = tuple[int, int]
-
-_PY = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
-
-
-def geometry(kernel: Pair, stride: Pair, dilation: Pair, out_hw: Pair) -> tuple[Pair, bool]:
-    """(padded size every window needs, whether windows tile without overlap or gaps)."""
-    need = tuple((o - 1) * s + d * (k - 1) + 1 for o, s, d, k in
-                 zip(out_hw, stride, dilation, kernel))
-    tiles = all(s == k and d == 1 for s, k, d in zip(stride, kernel, dilation))
-    return need, tiles  # type: ignore[return-value]
+Ints = tuple[int, ...]
 
 
-def _all(n: int) -> slice:
-    return slice(0, n, 1)
-
-
-def padded(x: Tensor, padding: Pair, need: Pair, pad_value: float) -> Any:
-    """x's backend array padded by ``padding`` on both sides (more on the right when
-    ceil_mode needs it) and cut to exactly ``need``."""
-    be = x.device.backend
-    n, c, h, w = x.shape
-    (ph, pw) = padding
-    extra = (max(need[0] - h - 2 * ph, 0), max(need[1] - w - 2 * pw, 0))
-    data = raw_data(x)
-    if ph or pw or extra[0] or extra[1]:
-        data = be.pad(data, ((0, 0), (0, 0), (ph, ph + extra[0]), (pw, pw + extra[1])),
-                      _PY[x.dtype.kind](pad_value))
-    if data.shape[2] != need[0] or data.shape[3] != need[1]:
-        data = be.index(data, (_all(n), _all(c), _all(need[0]), _all(need[1])))
-    return data
-
-
-def window_views(x: Tensor, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair,
-                 out_hw: Pair, pad_value: float = 0.0) -> list[Any]:
-    """The ``kh * kw`` strided backend views ``(N, C, OH, OW)``, one per kernel slot."""
-    need, _ = geometry(kernel, stride, dilation, out_hw)
-    data = padded(x, padding, need, pad_value)
-    be = x.device.backend
-    n, c = x.shape[:2]
-    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    hs, ws = sh * (out_hw[0] - 1) + 1, sw * (out_hw[1] - 1) + 1
-    return [be.index(data, (_all(n), _all(c), slice(i * dh, i * dh + hs, sh),
-                            slice(j * dw, j * dw + ws, sw)))
-            for i in range(kh) for j in range(kw)]
-
-
-def windows(x: Tensor, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair,
-            out_hw: Pair, pad_value: float = 0.0) -> Tensor:
-    """``(N, C, H, W) -> (N, C, kh * kw, OH, OW)``: every kernel window (a new array)."""
-    n, c = x.shape[:2]
-    (kh, kw), (oh, ow) = kernel, out_hw
-    be = x.device.backend
-    if x.numel() == 0 or oh * ow == 0:
-        return wrap(be.full((n, c, kh * kw, oh, ow), _PY[x.dtype.kind](0), x.dtype.np,
-                            x.device.index), x)
-    need, tiles = geometry(kernel, stride, dilation, out_hw)
-    if tiles:
-        # non-overlapping windows (pooling with stride == kernel): one reshape copy
-        data = padded(x, padding, need, pad_value)
-        data = be.permute(be.reshape(data, (n, c, oh, kh, ow, kw)), (0, 1, 3, 5, 2, 4))
-        return wrap(be.reshape(data, (n, c, kh * kw, oh, ow)), x)
-    if kh * kw == 1:
-        view = window_views(x, kernel, stride, padding, dilation, out_hw, pad_value)[0]
-        return wrap(be.reshape(be.copy(view), (n, c, 1, oh, ow)), x)
-    views = window_views(x, kernel, stride, padding, dilation, out_hw, pad_value)
-    # a None entry inserts the kernel-slot axis as a view; one concat copies them all
-    parts = [be.index(v, (_all(n), _all(c), None, _all(oh), _all(ow))) for v in views]
-    return wrap(be.concat(parts, 2), x)
-
-
-def windows_adjoint(cols: Tensor, hw: Pair, kernel: Pair, stride: Pair, padding: Pair,
-                    dilation: Pair) -> Tensor:
-    """The adjoint of :func:`windows`: ``(N, C, K, OH, OW) -> (N, C, H, W)``, summing
-    where windows overlap."""
-    n, c, _k, oh, ow = cols.shape
-    h, w = hw
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
-    be = cols.device.backend
-    dt, dev = cols.dtype, cols.device
-    need, tiles = geometry(kernel, stride, dilation, (oh, ow))
-    full = (max(h + 2 * ph, need[0]), max(w + 2 * pw, need[1]))
-    zero = _PY[dt.kind](0)
-    if cols.numel() == 0:
-        return wrap(be.full((n, c, h, w), zero, dt.np, dev.index), device=dev, dtype=dt)
-    data = raw_data(cols)
-    if tiles:
-        buf = be.reshape(be.permute(be.reshape(data, (n, c, kh, kw, oh, ow)),
-                                    (0, 1, 4, 2, 5, 3)), (n, c, need[0], need[1]))
-        if need != full:
-            buf = be.pad(buf, ((0, 0), (0, 0), (0, full[0] - need[0]),
-                               (0, full[1] - need[1])), zero)
+# ------------------------------------------------------------------ argument rules
+def expand(value: Any, n: int, name: str, op: str) -> Ints:
+    """``3 -> (3,) * n``; a sequence must hold 1 or ``n`` ints (torch's rule)."""
+    if isinstance(value, (tuple, list)):
+        if len(value) == 1:
+            value = tuple(value) * n
+        if len(value) != n:
+            raise ValueError(f"{op}: expected {name} to be a single integer value or a list "
+                             f"of {n} values to match the {n}-d window dimensions, but got "
+                             f"{name}={list(value)}")
+        out = tuple(value)
     else:
-        buf = be.full((n, c) + full, zero, dt.np, dev.index)
-        hs, ws = sh * (oh - 1) + 1, sw * (ow - 1) + 1
-        k = 0
-        for i in range(kh):
-            for j in range(kw):
-                view = be.index(buf, (_all(n), _all(c), slice(i * dh, i * dh + hs, sh),
-                                      slice(j * dw, j * dw + ws, sw)))
-                be.add(view, be.index(data, (_all(n), _all(c), k, _all(oh), _all(ow))),
-                       out=view)
-                k += 1
-    if ph or pw or full != (h + 2 * ph, w + 2 * pw):
-        buf = be.index(buf, (_all(n), _all(c), slice(ph, ph + h, 1), slice(pw, pw + w, 1)))
-    return wrap(buf, device=dev, dtype=dt)
+        out = (value,) * n
+    for v in out:
+        if isinstance(v, bool) or not isinstance(v, int) and not hasattr(v, "__index__"):
+            raise TypeError(f"{op}: {name} must be ints, got {value!r}")
+    return tuple(int(v) for v in out)
+
+
+def check_rank(x: Tensor, nd: int, op: str) -> bool:
+    """Accept ``nd + 1`` (unbatched) or ``nd + 2`` dims; return whether unbatched."""
+    if x.ndim not in (nd + 1, nd + 2):
+        raise ShapeError(f"{op}: expected {nd + 1}-D (unbatched) or {nd + 2}-D (batched) "
+                         f"input, but got input of size {list(x.shape)}")
+    return x.ndim == nd + 1
+
+
+def _positive(values: Ints, name: str, op: str) -> None:
+    if any(v <= 0 for v in values):
+        raise ValueError(f"{op}: {name} must be greater than zero, but got {list(values)}")
+
+
+def _non_negative(values: Ints, name: str, op: str) -> None:
+    if any(v < 0 for v in values):
+        raise ValueError(f"{op}: negative {name} is not supported, got {list(values)}")
+
+
+def out_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool = False) -> int:
+    """Output length of a window op along one axis (torch's formula, with ceil_mode's
+    rule that the last window must start inside the input or its left padding); -1 when
+    the kernel does not fit the padded input."""
+    span = n + 2 * p - (d * (k - 1) + 1)
+    if span < 0:
+        return -1
+    o = (span + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (o - 1) * s >= n + p:
+        o -= 1
+    return o
+
+
+def conv_geometry(op: str, nd: int, x: Tensor, weight: Tensor, bias: Tensor | None,
+                  stride: Any, padding: Any, dilation: Any, groups: Any
+                  ) -> tuple[bool, Ints, Ints, Ints, Ints]:
+    """Check a convolution's arguments; return (unbatched, stride, left padding, dilation,
+    output size). ``padding`` may be ints, ``'valid'`` or ``'same'`` (odd totals put the
+    extra element on the right, as torch)."""
+    unbatched = check_rank(x, nd, op)
+    if weight.ndim != nd + 2:
+        raise ShapeError(f"{op}: expected a {nd + 2}-D weight, got size {list(weight.shape)}")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
+        raise ValueError(f"{op}: non-positive groups is not supported (groups={groups!r})")
+    s = expand(stride, nd, "stride", op)
+    d = expand(dilation, nd, "dilation", op)
+    k = tuple(weight.shape[2:])
+    _positive(s, "stride", op)
+    _positive(d, "dilation", op)
+    o, cg = weight.shape[:2]
+    c = x.shape[0 if unbatched else 1]
+    if o % groups:
+        raise ShapeError(f"{op}: given groups={groups}, expected weight to be divisible by "
+                         f"{groups} at dimension 0, but got weight of size "
+                         f"{list(weight.shape)}")
+    if c != cg * groups:
+        raise ShapeError(f"{op}: given groups={groups}, weight of size {list(weight.shape)}, "
+                         f"expected input {list(x.shape)} to have {cg * groups} channels, "
+                         f"but got {c} channels instead")
+    if bias is not None and tuple(bias.shape) != (o,):
+        raise ShapeError(f"{op}: given weight of size {list(weight.shape)}, expected bias to "
+                         f"be 1-dimensional with {o} elements, but got bias of size "
+                         f"{list(bias.shape)}")
+    size = tuple(x.shape[-nd:])
+    if isinstance(padding, str):
+        if padding == "valid":
+            p = (0,) * nd
+        elif padding == "same":
+            if any(v != 1 for v in s):
+                raise ValueError(f"{op}: padding='same' is not supported for strided "
+                                 f"convolutions")
+            # out == in; the left pad is half the total, windows() pads the rest right
+            p = tuple(dd * (kk - 1) // 2 for dd, kk in zip(d, k))
+            return unbatched, s, p, d, size
+        else:
+            raise ValueError(f"{op}: invalid padding string {padding!r} (use 'valid', "
+                             f"'same' or ints)")
+    else:
+        p = expand(padding, nd, "padding", op)
+        _non_negative(p, "padding", op)
+    out = tuple(out_size(n, kk, ss, pp, dd) for n, kk, ss, pp, dd in zip(size, k, s, p, d))
+    if any(v < 0 for v in out):
+        raise ShapeError(f"{op}: calculated padded input size per channel: "
+                         f"{tuple(n + 2 * pp for n, pp in zip(size, p))}; kernel size "
+                         f"(dilated): {tuple(dd * (kk - 1) + 1 for dd, kk in zip(d, k))}. "
+                         f"Kernel size can't be greater than actual input size")
+    return unbatched, s, p, d, out
+
+
+def conv_transpose_geometry(op: str, nd: int, x: Tensor, weight: Tensor,
+                            bias: Tensor | None, stride: Any, padding: Any,
+                            output_padding: Any, groups: Any, dilation: Any
+                            ) -> tuple[bool, Ints, Ints, Ints, Ints]:
+    """Check a transposed convolution's arguments; return (unbatched, stride, padding,
+    dilation, output size)."""
+    unbatched = check_rank(x, nd, op)
+    if weight.ndim != nd + 2:
+        raise ShapeError(f"{op}: expected a {nd + 2}-D weight, got size {list(weight.shape)}")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
+        raise ValueError(f"{op}: non-positive groups is not supported (groups={groups!r})")
+    if isinstance(padding, str):
+        raise ValueError(f"{op}: padding must be ints for transposed convolutions, got "
+                         f"{padding!r}")
+    s = expand(stride, nd, "stride", op)
+    p = expand(padding, nd, "padding", op)
+    op_ = expand(output_padding, nd, "output_padding", op)
+    d = expand(dilation, nd, "dilation", op)
+    _positive(s, "stride", op)
+    _positive(d, "dilation", op)
+    _non_negative(p, "padding", op)
+    _non_negative(op_, "output_padding", op)
+    if any(a >= ss and a >= dd for a, ss, dd in zip(op_, s, d)):
+        raise ValueError(f"{op}: output padding must be smaller than either stride or "
+                         f"dilation, but got output_padding={list(op_)}, stride={list(s)}, "
+                         f"dilation={list(d)}")
+    cin, cog = weight.shape[:2]
+    c = x.shape[0 if unbatched else 1]
+    if cin % groups:
+        raise ShapeError(f"{op}: given groups={groups}, expected weight to be divisible by "
+                         f"{groups} at dimension 0, but got weight of size "
+                         f"{list(weight.shape)}")
+    if c != cin:
+        raise ShapeError(f"{op}: given transposed=1, weight of size {list(weight.shape)}, "
+                         f"expected input {list(x.shape)} to have {cin} channels, but got "
+                         f"{c} channels instead")
+    if bias is not None and tuple(bias.shape) != (cog * groups,):
+        raise ShapeError(f"{op}: expected bias of size ({cog * groups},), got "
+                         f"{list(bias.shape)}")
+    k = tuple(weight.shape[2:])
+    size = tuple(x.shape[-nd:])
+    out = tuple((n - 1) * ss - 2 * pp + dd * (kk - 1) + a + 1
+                for n, ss, pp, dd, kk, a in zip(size, s, p, d, k, op_))
+    if any(v <= 0 for v in out):
+        raise ShapeError(f"{op}: given input size per channel {size}, calculated output "
+                         f"size per channel {out}: output size is too small")
+    return unbatched, s, p, d, out
+
+
+def pool_geometry(op: str, nd: int, x: Tensor, kernel_size: Any, stride: Any, padding: Any,
+                  dilation: Any, ceil_mode: bool) -> tuple[bool, Ints, Ints, Ints, Ints, Ints]:
+    """Check a pool's arguments; return (unbatched, kernel, stride, padding, dilation,
+    output size). ``stride`` None (or empty) means ``kernel_size``."""
+    unbatched = check_rank(x, nd, op)
+    k = expand(kernel_size, nd, "kernel_size", op)
+    s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) \
+        else expand(stride, nd, "stride", op)
+    p = expand(padding, nd, "padding", op)
+    d = expand(dilation, nd, "dilation", op)
+    _positive(k, "kernel_size", op)
+    _positive(s, "stride", op)
+    _positive(d, "dilation", op)
+    _non_negative(p, "padding", op)
+    if any(pp * 2 > kk for pp, kk in zip(p, k)):
+        raise ValueError(f"{op}: pad should be at most half of kernel size, but got "
+                         f"pad={list(p)}, kernel_size={list(k)}")
+    size = tuple(x.shape[-nd:])
+    if any(n == 0 for n in size):
+        raise ShapeError(f"{op}: expected non-empty spatial dimensions, got input of size "
+                         f"{list(x.shape)}")
+    out = tuple(out_size(n, kk, ss, pp, dd, ceil_mode)
+                for n, kk, ss, pp, dd in zip(size, k, s, p, d))
+    if any(v <= 0 for v in out):
+        raise ShapeError(f"{op}: given input size {size}, calculated output size "
+                         f"{tuple(max(v, 0) for v in out)}: output size is too small")
+    return unbatched, k, s, p, d, out
+
+
+def output_size_arg(output_size: Any, size: Ints, op: str) -> Ints:
+    """Adaptive pools' ``output_size``: an int, or a sequence (None keeps that size)."""
+    nd = len(size)
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != nd:
+            raise ValueError(f"{op}: output_size must be an int or {nd} values, got "
+                             f"{output_size!r}")
+        out = tuple(size[i] if v is None else int(v) for i, v in enumerate(output_size))
+    else:
+        out = (int(output_size),) * nd
+    if any(v < 0 for v in out):
+        raise ValueError(f"{op}: output_size must be non-negative, got {out}")
+    if any(n == 0 for n in size):
+        raise ShapeError(f"{op}: expected non-empty spatial dimensions, got size {size}")
+    return out
+
+
+# -------------------------------------------------------------------- windows
+def need_size(kernel: Ints, stride: Ints, dilation: Ints, out: Ints) -> Ints:
+    """The padded extent every window needs along each axis."""
+    return tuple((o - 1) * s + d * (k - 1) + 1 for o, s, d, k in
+                 zip(out, stride, dilation, kernel))
+
+
+def _tiles(kernel: Ints, stride: Ints, dilation: Ints) -> bool:
+    return all(s == k and d == 1 for s, k, d in zip(stride, kernel, dilation))
+
+
+_ALL = slice(None)
+
+
+def _place(x: Tensor, left: Ints, need: Ints, value: float) -> Tensor:
+    """A ``value`` buffer of spatial size ``need`` holding ``x`` at offset ``left``
+    (cropped where the buffer ends first; a negative offset crops x's head). A fill and
+    one slice assignment: cheaper than a general pad on every backend."""
+    size = tuple(x.shape[2:])
+    buf = full(tuple(x.shape[:2]) + tuple(need), value, dtype=x.dtype, device=x.device)
+    dst = tuple(slice(max(lo, 0), max(max(lo, 0), min(lo + n, nn)))
+                for lo, n, nn in zip(left, size, need))
+    src = tuple(slice(max(-lo, 0), max(max(-lo, 0), min(n, nn - lo)))
+                for lo, n, nn in zip(left, size, need))
+    buf[(_ALL, _ALL) + dst] = x[(_ALL, _ALL) + src]
+    return buf
+
+
+def padded(x: Tensor, left: Ints, need: Ints, pad_value: float) -> Tensor:
+    """``x`` placed at offset ``left`` in a ``pad_value`` buffer of spatial size ``need``
+    (x's tail is cut where ``need`` ends before it)."""
+    size = tuple(x.shape[2:])
+    if not any(left) and need == size:
+        return x
+    return _place(x, left, need, pad_value)
+
+
+@functools.lru_cache(maxsize=256)
+def _slot_keys(kernel: Ints, stride: Ints, dilation: Ints, out: Ints) -> tuple[tuple, ...]:
+    """One strided slice key per kernel slot (row-major over the kernel axes)."""
+    keys: list[tuple] = [()]
+    for k, s, d, o in zip(kernel, stride, dilation, out):
+        span = s * (o - 1) + 1
+        keys = [key + (slice(i * d, i * d + span, s),) for key in keys for i in range(k)]
+    return tuple(keys)
+
+
+def windows(x: Tensor, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints,
+            out: Ints, pad_value: float = 0.0) -> Tensor:
+    """``(N, C, *S) -> (N, C, K, *out)`` with ``K = prod(kernel)``: every kernel window
+    (a new tensor, no graph)."""
+    n, c = x.shape[:2]
+    kk = math.prod(kernel)
+    with no_grad_ctx():
+        if x.numel() == 0 or math.prod(out) == 0:
+            return zeros((n, c, kk) + tuple(out), dtype=x.dtype, device=x.device)
+        need = need_size(kernel, stride, dilation, out)
+        buf = padded(x, padding, need, pad_value)
+        nd = len(kernel)
+        if _tiles(kernel, stride, dilation):
+            # non-overlapping windows: one reshape/permute copy
+            split: list[int] = [n, c]
+            for o, k in zip(out, kernel):
+                split += [o, k]
+            perm = (0, 1) + tuple(3 + 2 * i for i in range(nd)) + \
+                tuple(2 + 2 * i for i in range(nd))
+            return buf.reshape(split).permute(perm).reshape((n, c, kk) + tuple(out))
+        keys = _slot_keys(kernel, stride, dilation, out)
+        if kk == 1:
+            return buf[(_ALL, _ALL, None) + keys[0]].contiguous()
+        return cat([buf[(_ALL, _ALL, None) + key] for key in keys], 2)
+
+
+def slot_views(x: Tensor, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints,
+               out: Ints, pad_value: float = 0.0) -> list[Tensor]:
+    """The ``K`` strided views ``(N, C, *out)`` of the padded input, one per kernel slot
+    (max pooling takes their elementwise maximum: no window copy)."""
+    with no_grad_ctx():
+        buf = padded(x, padding, need_size(kernel, stride, dilation, out), pad_value)
+        return [buf[(_ALL, _ALL) + key] for key in _slot_keys(kernel, stride, dilation, out)]
+
+
+def windows_adjoint(cols: Tensor, size: Ints, kernel: Ints, stride: Ints, padding: Ints,
+                    dilation: Ints) -> Tensor:
+    """The adjoint of :func:`windows`: ``(N, C, K, *out) -> (N, C, *size)``, summing where
+    windows overlap (no graph)."""
+    n, c = cols.shape[:2]
+    out = tuple(cols.shape[3:])
+    nd = len(kernel)
+    with no_grad_ctx():
+        if cols.numel() == 0:
+            return zeros((n, c) + tuple(size), dtype=cols.dtype, device=cols.device)
+        need = need_size(kernel, stride, dilation, out)
+        if _tiles(kernel, stride, dilation):
+            split: list[int] = [n, c]
+            split += list(kernel) + list(out)
+            perm = [0, 1]
+            for i in range(nd):
+                perm += [2 + nd + i, 2 + i]
+            buf = cols.reshape(split).permute(perm).reshape((n, c) + tuple(need))
+        else:
+            buf = zeros((n, c) + tuple(need), dtype=cols.dtype, device=cols.device)
+            for i, key in enumerate(_slot_keys(kernel, stride, dilation, out)):
+                buf[(_ALL, _ALL) + key].add_(cols[:, :, i])
+        if not any(padding) and need == tuple(size):
+            return buf
+        # crop the padding; positions no window reached stay zero
+        return _place(buf, tuple(-lo for lo in padding), tuple(size), 0)
+
+
+def spatial(shape: Sequence[int], nd: int) -> Ints:
+    """The last ``nd`` sizes."""
+    return tuple(shape[len(shape) - nd:])

@@ -1,10 +1,13 @@
-"""Pooling: ``max_pool1d/2d``, ``avg_pool1d/2d``, ``adaptive_avg_pool1d/2d``,
-``adaptive_max_pool2d``, built on the im2col windows of ``conv.py``.
+"""Pooling of any spatial rank: ``max_pool1d/2d/3d`` (``return_indices``),
+``avg_pool1d/2d/3d``, ``adaptive_avg_pool1d/2d/3d``, ``adaptive_max_pool1d/2d/3d``,
+``max_unpool1d/2d/3d``, ``lp_pool1d/2d``; built on the windows of ``_windows.py``.
 
-``max_pool2d`` is one graph node: the forward takes the max over each window, the backward
-routes the gradient to the arg-max with a one-hot mask and :func:`col2im` (differentiable
-in the incoming gradient, so double backward works). A pooling with stride == kernel (the
-common 2x2 case) costs one reshape/permute copy, not ``kh * kw`` slices.
+``max_pool`` is one graph node: the forward is the elementwise maximum of the ``K`` slot
+views (no window copy; reductions over a short middle axis are slow on some backends),
+the backward routes the gradient to each window's first maximum (torch's CPU tie rule)
+with a one-hot mask and :func:`col2im`, differentiable in the incoming gradient. Adaptive
+average pools are separable averaging matmuls; adaptive max pools gather each (possibly
+uneven) bin, padded by repeating an in-bin element, and take a maximum over it.
 """
 from __future__ import annotations
 
@@ -13,228 +16,368 @@ from typing import Any
 
 import numpy as np
 
-from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core import dtypes as _dt
-from ...core.ops.creation import arange
-from ...core.tensor import Tensor, _make
-from ._utils import INDEX_CACHE, differentiable_backward, ntuple, pair
-from ._windows import window_views, windows_adjoint
-from .conv import col2im, im2col, out_size
+from ...core.graph import needs_grad, no_grad_ctx, record
+from ...core.ops.creation import arange, ones, zeros
+from ...core.ops.join import stack
+from ...core.tensor import Tensor
+from ...core.trusted import ops_for
+from ._utils import INDEX_CACHE, differentiable_backward
+from ._windows import (Ints, check_rank, output_size_arg, pool_geometry, slot_views,
+                       spatial, windows_adjoint)
+from .conv import col2im, im2col
 
-__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
-           "adaptive_avg_pool2d", "adaptive_max_pool2d"]
-
-
-def _pool_args(x: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
-               ceil_mode: bool, name: str) -> tuple:
-    if x.ndim not in (3, 4):
-        raise ValueError(f"{name}: expected a 3-D or 4-D input, got shape {tuple(x.shape)}")
-    k = pair(kernel_size, "kernel_size")
-    s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) \
-        else pair(stride, "stride")
-    p, d = pair(padding, "padding"), pair(dilation, "dilation")
-    if any(pp * 2 > kk for pp, kk in zip(p, k)):
-        raise ValueError(f"{name}: pad should be at most half of effective kernel size, but "
-                         f"got pad={p}, kernel_size={k}")
-    h, w = x.shape[-2:]
-    ohw = (out_size(h, k[0], s[0], p[0], d[0], ceil_mode),
-           out_size(w, k[1], s[1], p[1], d[1], ceil_mode))
-    return k, s, p, d, ohw
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
+           "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+           "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d"]
 
 
-def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
-               padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
-               return_indices: bool = False) -> Any:
-    """Max over ``kernel_size`` windows of ``(N, C, H, W)`` (or ``(C, H, W)``); with
-    ``return_indices`` also the flat ``h * W + w`` index of each max (torch). NaN
-    propagates; the gradient goes to the first maximum of each window (as torch's CPU
-    kernel; in a window holding NaN, to its first element)."""
-    k, s, p, d, ohw = _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode,
-                                 "max_pool2d")
-    unbatched = input.ndim == 3
+# ------------------------------------------------------------------------ max
+def _lowest(x: Tensor) -> float:
+    return -math.inf if x.dtype.kind == "f" else int(np.iinfo(x.dtype.np).min)
+
+
+def max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any,  # noqa: A002
+             dilation: Any, ceil_mode: bool, return_indices: bool, nd: int, op: str) -> Any:
+    """N-d max pooling; with ``return_indices`` also the flat index of each maximum in
+    the input's spatial dims (torch's layout)."""
+    unbatched, k, s, p, d, out = pool_geometry(op, nd, input, kernel_size, stride, padding,
+                                               dilation, ceil_mode)
     x = input.unsqueeze(0) if unbatched else input
     grad = needs_grad(x)
-    be, dev = x.device.backend, x.device
-    # elementwise maxima of kh * kw strided views (backend arrays, see _windows.py): no
-    # window copy, and only ops that are fast on every backend (a reduction over a short
-    # middle axis is not)
-    lowest = -math.inf if x.dtype.kind == "f" else int(np.iinfo(x.dtype.np).min)
-    views = window_views(x, k, s, p, d, ohw, lowest)
-    out_d = views[0]
-    for v in views[1:]:
-        out_d = be.maximum(out_d, v)
-    if len(views) == 1:
-        out_d = be.copy(out_d)
-    out = _make(out_d, dev, x.dtype)
-    route = None
-    if grad or return_indices:
-        # one-hot of each window's first maximum (torch's CPU tie rule), as a float
-        # (N, C, K, OH, OW) mask: the backward is then one multiply. Built with multiplies
-        # rather than where(), which is several times slower on NumPy
-        fdt = x.dtype.np if x.dtype.kind == "f" else np.dtype(np.float32)
-        remaining = be.full(out_d.shape, 1, fdt, dev.index)
-        n, c = x.shape[:2]
-        key = (slice(0, n, 1), slice(0, c, 1), None, slice(0, ohw[0], 1), slice(0, ohw[1], 1))
-        hits = []
-        for v in views:
-            hit = be.multiply(be.astype(be.equal(v, out_d), fdt), remaining)
-            be.subtract(remaining, hit, out=remaining)
-            hits.append(be.index(hit, key))
-        route = _make(be.concat(hits, 2), dev, _dt.as_dtype(fdt))
-    if grad:
-        record("MaxPool2DWithIndicesBackward0", _max_pool_backward, out, (x,), route=route,
-               hw=tuple(x.shape[2:]), k=k, s=s, p=p, d=d)
-    if unbatched:
-        out = out.squeeze(0)
-    if not return_indices:
-        return out
     with no_grad_ctx():
-        slots = arange(k[0] * k[1], device=dev).reshape(1, 1, -1, 1, 1)
-        idx = (route.to(_dt.int64) * slots).sum(2)
-        flat = _flat_indices(idx, x.shape[3], k, s, p, d, ohw)
-    return out, (flat.squeeze(0) if unbatched else flat)
+        views = slot_views(x, k, s, p, d, out, _lowest(x))
+        ops = ops_for(x)  # one device and dtype: every op below may skip its checks
+        y = views[0]
+        for v in views[1:]:
+            y = ops.maximum(y, v)
+        if len(views) == 1:
+            y = y.clone()
+        route = None
+        if grad or return_indices:
+            # one-hot of each window's first maximum, as a (N, C, K, *out) mask
+            fdt = x.dtype if x.dtype.kind == "f" else _dt.float32
+            remaining = ones(tuple(y.shape), dtype=fdt, device=x.device)
+            hits = []
+            for v in views:
+                hit = ops.mul_(ops.to(ops.eq(v, y), fdt), remaining)
+                ops.sub_(remaining, hit)
+                hits.append(hit)
+            route = stack(hits, 2)
+    if grad:
+        record(f"MaxPool{nd}DWithIndicesBackward0", _max_pool_backward, y, (x,), route=route,
+               size=tuple(x.shape[2:]), k=k, s=s, p=p, d=d)
+    if unbatched:
+        y = y.squeeze(0)
+    if not return_indices:
+        return y
+    with no_grad_ctx():
+        slot = (route.to(_dt.int64) * arange(math.prod(k), device=x.device)
+                .reshape((1, 1, -1) + (1,) * nd)).sum(2)
+        flat = _flat_indices(slot, tuple(x.shape[2:]), k, s, p, d, out)
+    return y, (flat.squeeze(0) if unbatched else flat)
 
 
 def _max_pool_backward(node: Any, g: Tensor) -> tuple:
-    # route g to each window's arg-max slot, then sum the windows back
-    route = node.route
+    # route g to each window's arg-max slot, then sum the windows back; under create_graph
+    # this is a differentiable product and the col2im node (double backward)
+    cols = g.unsqueeze(2) * node.route.to(g.dtype)
     if differentiable_backward():
-        # Tensor ops and the col2im graph node: differentiable in g (double backward)
-        cols = g.unsqueeze(2) * route.to(g.dtype)
-        return (col2im(cols, node.hw, node.k, node.s, node.p, node.d),)
-    be = g.device.backend
-    n, c, oh, ow = g.shape
-    gd = be.reshape(g._data, (n, c, 1, oh, ow))
-    rd = route._data if route.dtype is g.dtype else be.astype(route._data, g.dtype.np)
-    cols = _make(be.multiply(rd, be.broadcast_to(gd, rd.shape)), g.device, g.dtype)
-    return (windows_adjoint(cols, node.hw, node.k, node.s, node.p, node.d),)
+        return (col2im(cols, node.size, node.k, node.s, node.p, node.d),)
+    return (windows_adjoint(cols, node.size, node.k, node.s, node.p, node.d),)
 
 
-def _flat_indices(idx: Tensor, width: int, k: tuple, s: tuple, p: tuple, d: tuple,
-                  ohw: tuple) -> Tensor:
-    dev = idx.device
-    ki, kj = idx // k[1], idx % k[1]
-    oh = arange(ohw[0], device=dev).reshape(ohw[0], 1)
-    ow = arange(ohw[1], device=dev).reshape(1, ohw[1])
-    h = oh * s[0] - p[0] + ki * d[0]
-    w = ow * s[1] - p[1] + kj * d[1]
-    return h * width + w
+def _flat_indices(slot: Tensor, size: Ints, k: Ints, s: Ints, p: Ints, d: Ints,
+                  out: Ints) -> Tensor:
+    """Flat input index of the kernel slot ``slot`` of every output position."""
+    dev, nd = slot.device, len(k)
+    flat = None
+    rest = slot
+    for i in reversed(range(nd)):
+        ki = rest % k[i]
+        rest = rest // k[i]
+        pos = arange(out[i], device=dev).reshape((out[i],) + (1,) * (nd - 1 - i))
+        coord = pos * s[i] - p[i] + ki * d[i]
+        term = coord * math.prod(size[i + 1:])
+        flat = term if flat is None else flat + term
+    return flat
 
 
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
                padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
                return_indices: bool = False) -> Any:
-    """Max pooling of ``(N, C, L)``: max_pool2d on a height-1 image."""
-    one = lambda v, name, fill: (fill, ntuple(v, 1, name)[0])  # noqa: E731
-    res = max_pool2d(input.unsqueeze(-2), one(kernel_size, "kernel_size", 1),
-                     None if stride is None else one(stride, "stride", 1),
-                     one(padding, "padding", 0), one(dilation, "dilation", 1), ceil_mode,
-                     return_indices)
-    if return_indices:
-        return res[0].squeeze(-2), res[1].squeeze(-2)
-    return res.squeeze(-2)
+    """Max over windows of ``(N, C, L)`` (or ``(C, L)``)."""
+    return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                    1, "max_pool1d")
 
 
-def _avg_divisor(hw: tuple, k: tuple, s: tuple, p: tuple, ohw: tuple,
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
+               padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Any:
+    """Max over windows of ``(N, C, H, W)`` (or ``(C, H, W)``); NaN propagates."""
+    return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                    2, "max_pool2d")
+
+
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
+               padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Any:
+    """Max over windows of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``)."""
+    return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                    3, "max_pool3d")
+
+
+# ------------------------------------------------------------------------ avg
+def _avg_divisor(size: Ints, k: Ints, s: Ints, p: Ints, out: Ints,
                  count_include_pad: bool) -> np.ndarray:
-    """Per-output-position divisor, exactly as torch's kernel computes it."""
-    out = np.empty(ohw, dtype=np.float64)
-    for i in range(ohw[0]):
-        h0 = i * s[0] - p[0]
-        h1 = min(h0 + k[0], hw[0] + p[0])
-        for j in range(ohw[1]):
-            w0 = j * s[1] - p[1]
-            w1 = min(w0 + k[1], hw[1] + p[1])
-            size = (h1 - h0) * (w1 - w0)
-            if not count_include_pad:
-                size = (min(h1, hw[0]) - max(h0, 0)) * (min(w1, hw[1]) - max(w0, 0))
-            out[i, j] = size
-    return out
+    """Per-output-position divisor, exactly as torch's kernel computes it (separable:
+    the product of per-axis window lengths)."""
+    div = np.ones((), dtype=np.float64)
+    for n, kk, ss, pp, o in zip(size, k, s, p, out):
+        a = np.arange(o) * ss - pp
+        b = np.minimum(a + kk, n + pp)
+        length = b - a if count_include_pad else np.minimum(b, n) - np.maximum(a, 0)
+        div = np.multiply.outer(div, length.astype(np.float64))
+    return div
 
 
-def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
-               padding: Any = 0, ceil_mode: bool = False, count_include_pad: bool = True,
-               divisor_override: int | None = None) -> Tensor:
-    """Mean over ``kernel_size`` windows (torch's divisor rules for padding and
-    ceil_mode)."""
-    k, s, p, d, ohw = _pool_args(input, kernel_size, stride, padding, 1, ceil_mode,
-                                 "avg_pool2d")
-    unbatched = input.ndim == 3
+def avg_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any,  # noqa: A002
+             ceil_mode: bool, count_include_pad: bool, divisor_override: Any, nd: int,
+             op: str) -> Tensor:
+    """N-d average pooling (torch's divisor rules for padding and ceil_mode)."""
+    unbatched, k, s, p, d, out = pool_geometry(op, nd, input, kernel_size, stride, padding,
+                                               1, ceil_mode)
     x = input.unsqueeze(0) if unbatched else input
     if x.dtype.kind not in "fc":
-        raise TypeError(f"avg_pool2d: expected a floating tensor, got {x.dtype.name}")
-    sums = im2col(x, k, s, p, d, ohw).sum(2)
+        raise TypeError(f"{op}: expected a floating tensor, got {x.dtype.name}")
+    if divisor_override is not None and divisor_override == 0:
+        raise ValueError(f"{op}: divisor must be not zero")
+    sums = im2col(x, k, s, p, d, out).sum(2)
     if divisor_override:
-        out = sums / divisor_override
+        y = sums / divisor_override
     else:
-        hw = tuple(x.shape[2:])
-        div = _avg_divisor(hw, k, s, p, ohw, count_include_pad)
+        size = tuple(x.shape[2:])
+        div = _avg_divisor(size, k, s, p, out, count_include_pad)
         if np.all(div == div.flat[0]):
-            out = sums / float(div.flat[0])
+            y = sums / float(div.flat[0])
         else:
-            key = ("avgdiv", hw, k, s, p, ohw, count_include_pad, x.dtype.name)
-            out = sums / INDEX_CACHE.get(key, x.device, lambda: div.astype(x.dtype.np))
-    return out.squeeze(0) if unbatched else out
+            key = ("avgdiv", size, k, s, p, out, count_include_pad, x.dtype.name)
+            y = sums / INDEX_CACHE.get(key, x.device, lambda: div.astype(x.dtype.np))
+    return y.squeeze(0) if unbatched else y
 
 
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
                padding: Any = 0, ceil_mode: bool = False,
                count_include_pad: bool = True) -> Tensor:
-    """Average pooling of ``(N, C, L)``: avg_pool2d on a height-1 image."""
-    one = lambda v, name, fill: (fill, ntuple(v, 1, name)[0])  # noqa: E731
-    return avg_pool2d(input.unsqueeze(-2), one(kernel_size, "kernel_size", 1),
-                      None if stride is None else one(stride, "stride", 1),
-                      one(padding, "padding", 0), ceil_mode, count_include_pad).squeeze(-2)
+    """Mean over windows of ``(N, C, L)``."""
+    return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None,
+                    1, "avg_pool1d")
 
 
-def _adaptive_size(output_size: Any, hw: tuple) -> tuple[int, int]:
-    if isinstance(output_size, (tuple, list)):
-        sizes = tuple(hw[i] if v is None else int(v) for i, v in enumerate(output_size))
-        if len(sizes) != 2:
-            raise ValueError(f"output_size must be an int or a pair, got {output_size}")
-        return sizes  # type: ignore[return-value]
-    return (int(output_size), int(output_size))
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
+               padding: Any = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """Mean over windows of ``(N, C, H, W)``."""
+    return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                    divisor_override, 2, "avg_pool2d")
+
+
+def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
+               padding: Any = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """Mean over windows of ``(N, C, D, H, W)``."""
+    return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                    divisor_override, 3, "avg_pool3d")
+
+
+def lp_pool(input: Tensor, norm_type: float, kernel_size: Any, stride: Any,  # noqa: A002
+            ceil_mode: bool, nd: int, op: str) -> Tensor:
+    """Power-average pooling: ``(sum x^p)^(1/p)`` over each window (torch's formula:
+    ``sign(a) * relu(|a|)`` of the average times the kernel size, to the ``1/p``)."""
+    k = pool_geometry(op, nd, input, kernel_size, stride, 0, 1, ceil_mode)[1]
+    a = avg_pool(input.pow(norm_type), k, stride, 0, ceil_mode, True, None, nd, op)
+    return (a.sign() * a.abs().relu()).mul(math.prod(k)).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: Any,  # noqa: A002
+              stride: Any = None, ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling of ``(N, C, L)``."""
+    return lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1, "lp_pool1d")
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any,  # noqa: A002
+              stride: Any = None, ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling of ``(N, C, H, W)``."""
+    return lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2, "lp_pool2d")
+
+
+# ------------------------------------------------------------------- adaptive
+def _bins(n_in: int, n_out: int) -> list[tuple[int, int]]:
+    """torch's adaptive bins: ``floor(i * n / o)`` to ``ceil((i + 1) * n / o)``."""
+    return [((i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)) for i in range(n_out)]
 
 
 def _bin_matrix(n_in: int, n_out: int) -> np.ndarray:
     """(n_out, n_in) averaging matrix of adaptive pooling's bins."""
     m = np.zeros((n_out, n_in), dtype=np.float64)
-    for i in range(n_out):
-        a = (i * n_in) // n_out
-        b = -((-(i + 1) * n_in) // n_out)  # ceil
+    for i, (a, b) in enumerate(_bins(n_in, n_out)):
         m[i, a:b] = 1.0 / (b - a)
     return m
 
 
-def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
-    """Average pooling to a fixed output size (torch's bins: ``floor(i * H / OH)`` to
-    ``ceil((i + 1) * H / OH)``)."""
-    if input.ndim not in (3, 4):
-        raise ValueError(f"adaptive_avg_pool2d: expected a 3-D or 4-D input, got shape "
-                         f"{tuple(input.shape)}")
-    h, w = input.shape[-2:]
-    oh, ow = _adaptive_size(output_size, (h, w))
-    if h % oh == 0 and w % ow == 0:
-        return avg_pool2d(input, (h // oh, w // ow))
-    # uneven bins: two small matmuls with averaging matrices (exact and differentiable)
+def adaptive_avg_pool(input: Tensor, output_size: Any, nd: int, op: str) -> Tensor:  # noqa: A002
+    """N-d average pooling to a fixed output size: one averaging matmul per axis
+    (exact and differentiable), or a plain average pool when the bins are even."""
+    check_rank(input, nd, op)
+    size = spatial(input.shape, nd)
+    out = output_size_arg(output_size, size, op)
+    if input.dtype.kind not in "fc":
+        raise TypeError(f"{op}: expected a floating tensor, got {input.dtype.name}")
+    if all(o > 0 and n % o == 0 for n, o in zip(size, out)):
+        k = tuple(n // o for n, o in zip(size, out))
+        return avg_pool(input, k, k, 0, False, True, None, nd, op)
     dev, dt = input.device, input.dtype
-    mh = INDEX_CACHE.get(("adapt", h, oh, dt.name), dev, lambda: _bin_matrix(h, oh).astype(dt.np))
-    mw = INDEX_CACHE.get(("adapt", w, ow, dt.name), dev, lambda: _bin_matrix(w, ow).astype(dt.np))
-    return (mh @ input) @ mw.T
+    y = input
+    for i, (n, o) in enumerate(zip(size, out)):
+        m = INDEX_CACHE.get(("adapt", n, o, dt.name), dev,
+                            lambda n=n, o=o: _bin_matrix(n, o).astype(dt.np))
+        axis = input.ndim - nd + i
+        y = (y.movedim(axis, -1) @ m.mT).movedim(-1, axis)
+    return y
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
     """Adaptive average pooling of ``(N, C, L)`` to ``output_size``."""
-    return adaptive_avg_pool2d(input.unsqueeze(-2),
-                               (1, ntuple(output_size, 1, "output_size")[0])).squeeze(-2)
+    return adaptive_avg_pool(input, output_size, 1, "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
+    """Adaptive average pooling of ``(N, C, H, W)`` (an int, a pair, None keeps a dim)."""
+    return adaptive_avg_pool(input, output_size, 2, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
+    """Adaptive average pooling of ``(N, C, D, H, W)``."""
+    return adaptive_avg_pool(input, output_size, 3, "adaptive_avg_pool3d")
+
+
+def _adaptive_gather_index(size: Ints, out: Ints) -> tuple[np.ndarray, np.ndarray]:
+    """(flat input index ``(prod(out) * L,)``, flat index per output ``(*out, L)``) of
+    every bin, each bin padded to the longest by repeating its first element."""
+    per_axis = []
+    for n, o in zip(size, out):
+        bins = _bins(n, o)
+        width = max(b - a for a, b in bins)
+        idx = np.array([[a + j if a + j < b else a for j in range(width)] for a, b in bins],
+                       dtype=np.int64)
+        per_axis.append(idx)  # (o, width)
+    grid = np.zeros((), dtype=np.int64)
+    for i, idx in enumerate(per_axis):
+        stride = math.prod(size[i + 1:])
+        grid = np.add.outer(grid, idx * stride)
+    nd = len(size)
+    # grid axes: (o0, w0, o1, w1, ...) -> (o0, o1, ..., w0, w1, ...)
+    perm = tuple(2 * i for i in range(nd)) + tuple(2 * i + 1 for i in range(nd))
+    grid = grid.transpose(perm).reshape(tuple(out) + (-1,))
+    return grid.reshape(-1), grid
+
+
+def adaptive_max_pool(input: Tensor, output_size: Any, return_indices: bool,  # noqa: A002
+                      nd: int, op: str) -> Any:
+    """N-d max pooling to a fixed output size (torch's bins, even or not): a gather of
+    each bin and a maximum over it (autograd routes the gradient through both)."""
+    unbatched = check_rank(input, nd, op)
+    size = spatial(input.shape, nd)
+    out = output_size_arg(output_size, size, op)
+    if all(o > 0 and n % o == 0 for n, o in zip(size, out)):
+        k = tuple(n // o for n, o in zip(size, out))
+        return max_pool(input, k, k, 0, 1, False, return_indices, nd, op)
+    x = input.unsqueeze(0) if unbatched else input
+    n, c = x.shape[:2]
+    if math.prod(out) == 0:
+        y = zeros((n, c) + out, dtype=x.dtype, device=x.device)
+        res = (y, zeros((n, c) + out, dtype=_dt.int64, device=x.device))
+    else:
+        key = ("adaptmax", size, out)
+        flat = INDEX_CACHE.get(key, x.device, lambda: _adaptive_gather_index(size, out)[0])
+        grid = INDEX_CACHE.get(key + ("grid",), x.device,
+                               lambda: _adaptive_gather_index(size, out)[1])
+        vals = x.reshape(n, c, -1).index_select(2, flat).reshape((n, c) + out + (-1,))
+        y, slot = vals.max(-1)
+        with no_grad_ctx():
+            idx = grid.expand((n, c) + tuple(grid.shape)).gather(-1, slot.unsqueeze(-1))
+        res = (y, idx.squeeze(-1))
+    if unbatched:
+        res = (res[0].squeeze(0), res[1].squeeze(0))
+    return res if return_indices else res[0]
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any,  # noqa: A002
+                        return_indices: bool = False) -> Any:
+    """Adaptive max pooling of ``(N, C, L)``."""
+    return adaptive_max_pool(input, output_size, return_indices, 1, "adaptive_max_pool1d")
 
 
 def adaptive_max_pool2d(input: Tensor, output_size: Any,  # noqa: A002
                         return_indices: bool = False) -> Any:
-    """Max pooling to a fixed output size; the input size must be a multiple of it."""
-    h, w = input.shape[-2:]
-    oh, ow = _adaptive_size(output_size, (h, w))
-    if h % oh or w % ow:
-        raise NotImplementedError(f"adaptive_max_pool2d: input size {(h, w)} is not a "
-                                  f"multiple of output size {(oh, ow)}")
-    return max_pool2d(input, (h // oh, w // ow), return_indices=return_indices)
+    """Adaptive max pooling of ``(N, C, H, W)``."""
+    return adaptive_max_pool(input, output_size, return_indices, 2, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d(input: Tensor, output_size: Any,  # noqa: A002
+                        return_indices: bool = False) -> Any:
+    """Adaptive max pooling of ``(N, C, D, H, W)``."""
+    return adaptive_max_pool(input, output_size, return_indices, 3, "adaptive_max_pool3d")
+
+
+# ---------------------------------------------------------------------- unpool
+def max_unpool(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any,  # noqa: A002
+               padding: Any, output_size: Any, nd: int, op: str) -> Tensor:
+    """Scatter each value to its ``indices`` position in a zero tensor (the inverse of
+    max pooling with ``return_indices``)."""
+    from ._windows import expand
+    unbatched = check_rank(input, nd, op)
+    if tuple(indices.shape) != tuple(input.shape):
+        raise ValueError(f"{op}: expected indices of shape {list(input.shape)}, got "
+                         f"{list(indices.shape)}")
+    k = expand(kernel_size, nd, "kernel_size", op)
+    s = k if stride is None else expand(stride, nd, "stride", op)
+    p = expand(padding, nd, "padding", op)
+    size = spatial(input.shape, nd)
+    default = tuple((n - 1) * ss - 2 * pp + kk for n, ss, pp, kk in zip(size, s, p, k))
+    if output_size is None:
+        out = default
+    else:
+        out = tuple(output_size)[-nd:]
+        if len(out) != nd or any(not (dd - ss < o < dd + ss)
+                                 for o, dd, ss in zip(out, default, s)):
+            raise ValueError(f"{op}: invalid output_size {tuple(output_size)} (expected "
+                             f"about {default})")
+    x = input.unsqueeze(0) if unbatched else input
+    idx = indices.unsqueeze(0) if unbatched else indices
+    n, c = x.shape[:2]
+    base = zeros((n, c, math.prod(out)), dtype=x.dtype, device=x.device)
+    y = base.scatter(2, idx.reshape(n, c, -1), x.reshape(n, c, -1)).reshape((n, c) + out)
+    return y.squeeze(0) if unbatched else y
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any,  # noqa: A002
+                 stride: Any = None, padding: Any = 0, output_size: Any = None) -> Tensor:
+    """Inverse of :func:`max_pool1d` (non-maxima set to zero)."""
+    return max_unpool(input, indices, kernel_size, stride, padding, output_size, 1,
+                      "max_unpool1d")
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any,  # noqa: A002
+                 stride: Any = None, padding: Any = 0, output_size: Any = None) -> Tensor:
+    """Inverse of :func:`max_pool2d`."""
+    return max_unpool(input, indices, kernel_size, stride, padding, output_size, 2,
+                      "max_unpool2d")
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any,  # noqa: A002
+                 stride: Any = None, padding: Any = 0, output_size: Any = None) -> Tensor:
+    """Inverse of :func:`max_pool3d`."""
+    return max_unpool(input, indices, kernel_size, stride, padding, output_size, 3,
+                      "max_unpool3d")

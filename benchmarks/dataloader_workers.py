@@ -8,6 +8,11 @@ busy work, 2 workers can only be 2x faster if 2 otherwise idle cores exist, so t
 figure would measure the machine's other load, not the loader. ``--busy`` spins the CPU
 for 1 ms instead, to see the effect of the cores actually available.
 
+The loader's own cost is small (collating a batch of 16 here: about 0.25 ms), so the
+speedup is bounded by how much CPU the three processes get: on a loaded machine (load
+average well above the core count) the workers wait for a core and the figure drops;
+the load average is printed with the result.
+
 Each measurement is one full epoch (worker start-up and shutdown included; with
 ``--persistent``, workers started once and timed over later epochs). Prints the median
 of ``--repeats`` runs and the speedup of 2 workers over 0.
@@ -17,6 +22,7 @@ of ``--repeats`` runs and the speedup of 2 workers over 0.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 
@@ -81,8 +87,8 @@ def main() -> None:
               f"runs {', '.join(f'{r:.1f}' for r in runs)})")
     print(f"speedup 2 workers / 0 workers: {results[2] / results[0]:.2f}x "
           f"({'busy' if args.busy else 'sleep'} 1 ms per sample, batch {args.batch_size}, "
-          f"{args.batches} batches per epoch, cpu count {__import__('os').cpu_count()}, "
-          f"omnitensor {ot.__version__ if hasattr(ot, '__version__') else ''})")
+          f"{args.batches} batches per epoch, {os.cpu_count()} cpus, load average "
+          f"{os.getloadavg()[0]:.1f}, omnitensor {getattr(ot, '__version__', '?')})")
 
 
 if __name__ == "__main__":

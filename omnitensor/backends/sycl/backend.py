@@ -50,7 +50,7 @@ except ImportError as e:  # the registry turns this into "pip install 'omnitenso
     sycl_env.restore()
     raise ImportError(f"the sycl backend needs dpctl and dpnp: {e}") from e
 
-from . import ops as sycl_ops, pool as sycl_pool  # noqa: E402 - need dpnp imported above
+from . import ops as sycl_ops, pool as sycl_pool, sync  # noqa: E402 - need dpnp imported above
 from ..base import BINARY, PREDICATES, UNARY  # noqa: E402
 from ..namespace_backend import NamespaceBackend  # noqa: E402
 
@@ -120,6 +120,11 @@ class SyclBackend(NamespaceBackend):
         self.erfc = sycl_ops.erfc
         if _rsqrt is not None:
             self.rsqrt = _rsqrt  # optional fast path core looks up
+        # oneMKL VM waits for earlier kernels holding the GIL, a deadlock (sync.py): which
+        # elementwise ops may reach it, judged on dpnp's own functions before wrapping
+        onemkl_ops = [n for n in UNARY + BINARY + ("rsqrt",)
+                      if getattr(self, n, None) is not None
+                      and sync.may_call_onemkl(getattr(self, n))]
         for name in BINARY:
             fn = getattr(self, name, None)
             if getattr(fn, "binary_inplace_fn_", True) is None:
@@ -138,6 +143,11 @@ class SyclBackend(NamespaceBackend):
                 if fn is not None:
                     setattr(self, name, sycl_pool.pooled_binary(fn, self._pool_of, name,
                                                                 name in PREDICATES))
+        for name in onemkl_ops:
+            setattr(self, name, sync.waits_outside_gil(getattr(self, name)))
+        for name in list(self.__dict__):  # oneMKL LAPACK/FFT run host tasks and wait too
+            if name.startswith(("linalg_", "fft_")):
+                setattr(self, name, sync.drains_first(self.__dict__[name]))
 
     # ------------------------------------------------------------ identity, capability
     def unavailable_reason(self) -> str | None:

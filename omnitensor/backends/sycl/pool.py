@@ -17,6 +17,10 @@ back only after the last kernel touching its block is done; besides, dpnp makes 
 kernel on a queue depend on all unfinished ones (dpctl's ``SequentialOrderManager``, which
 our arrays share: their queue compares and hashes equal to the device's queue).
 
+The pool also removes the USM frees that used to wait (with the GIL released) between ops;
+that exposed a dpnp deadlock, oneMKL VM waiting for earlier kernels while holding the GIL,
+which ``sync.py`` fixes for pooled and unpooled results alike.
+
 ``OMNITENSOR_SYCL_POOL_LIMIT`` caps the idle cached bytes per device (default: an eighth
 of the device memory, at most 4 GiB; ``0`` disables the pool).
 """

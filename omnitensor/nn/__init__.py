@@ -58,3 +58,16 @@ from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool3d,  
 __all__ += ["Conv3d", "ConvTranspose3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
             "AdaptiveMaxPool3d", "AvgPool3d", "LPPool1d", "LPPool2d", "MaxPool3d",
             "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+
+# resampling layers
+from .upsampling import (PixelShuffle, PixelUnshuffle, Upsample,  # noqa: E402
+                         UpsamplingBilinear2d, UpsamplingNearest2d)
+
+__all__ += ["PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d",
+            "UpsamplingNearest2d"]
+
+# encoder-decoder transformer
+from .transformer import (Transformer, TransformerDecoder,  # noqa: E402
+                          TransformerDecoderLayer)
+
+__all__ += ["Transformer", "TransformerDecoder", "TransformerDecoderLayer"]

@@ -38,3 +38,10 @@ __all__ = [
     "adaptive_max_pool3d", "avg_pool3d", "lp_pool1d", "lp_pool2d", "max_pool3d",
     "max_unpool1d", "max_unpool2d", "max_unpool3d",
 ]
+
+# resampling (interpolate.py)
+from .interpolate import (interpolate, pixel_shuffle, pixel_unshuffle,  # noqa: E402
+                          upsample, upsample_bilinear, upsample_nearest)
+
+__all__ += ["interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample",
+            "upsample_bilinear", "upsample_nearest"]

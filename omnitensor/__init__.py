@@ -50,7 +50,7 @@ from .core.ops.composite import equal as _tensors_equal
 from .core.ops.ternary import clip, where as _where3
 from .core.ops.reduction import (all, amax, amin, aminmax, any, argmax, argmin,  # noqa: A004
                                  cumprod, cumsum, cumulative_prod, cumulative_sum, logsumexp,
-                                 max, mean, min, nanmean, nansum, norm, prod, std, std_mean,
+                                 max, mean, min, nanmean, nansum, prod, std, std_mean,
                                  sum, var, var_mean)
 from .core.ops.shape import (broadcast_arrays, broadcast_tensors, broadcast_to, diag, diag_embed,
                              diagonal, expand_dims, flatten, flip, fliplr, flipud,
@@ -70,7 +70,7 @@ from .core.ops.torch_extras import (atleast_1d, atleast_2d, atleast_3d, bincount
                                     isposinf, isreal, kron, logaddexp2, logcumsumexp, logdet,
                                     nan_to_num, ravel, rot90, row_stack, sgn, split_with_sizes,
                                     trapezoid, vsplit, softmax, log_softmax, det, inverse,
-                                    slogdet, pinverse, matrix_power)
+                                    slogdet, pinverse, matrix_power, norm)
 from .core.ops.sorting import (argsort, bucketize, kthvalue, median, msort, nanmedian, quantile,
                                searchsorted, sort, topk, unique, unique_all, unique_counts,
                                unique_inverse, unique_values)

@@ -16,6 +16,7 @@ from .legacy import Size, bind as _bind_legacy
 from .ops import (composite, conversion, creation, elementwise as ew, gather, indexing, join,
                   linalg_ops, random as rnd, reduction as red, shape as sh, sorting, ternary,
                   torch_extras)
+from .ops.inplace import apply_inplace, inplace_method as _inplace_from
 
 _SCALARS = (bool, int, float, complex)
 
@@ -135,25 +136,6 @@ def _inplace_binary(name: str) -> Callable:
     return method
 
 
-def _inplace_from(fn: Callable, name: str) -> Callable:
-    """An in-place method from an out-of-place function: compute, then write back."""
-    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        if needs_grad(self) or any(getattr(a, "requires_grad", False) for a in args):
-            if self.grad_fn is None and self.requires_grad:
-                raise RuntimeError("a leaf Variable that requires grad is being used in an "
-                                   "in-place operation.")
-            from .ops.inplace import apply_inplace
-            return apply_inplace(self, lambda base: fn(base, *args, **kwargs), name)
-        res = fn(self, *args, **kwargs)
-        be = self._device.backend
-        be.assign(self._data, res._data if res._dtype is self._dtype else
-                  be.astype(res._data, self._dtype.np))
-        self._bump_version()
-        return self
-    method.__name__ = name + "_"
-    return method
-
-
 def zero_(self: Tensor) -> Tensor:
     return fill_(self, 0)
 
@@ -166,7 +148,6 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         if self.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an "
                                "in-place operation.")
-        from .ops.inplace import apply_inplace
         return apply_inplace(self, lambda base: base * 0 + value, "fill")
     self._device.backend.assign(self._data, indexing._scalar_of(self, value))
     self._bump_version()
@@ -183,7 +164,6 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         if self.grad_fn is None and self.requires_grad:
             raise RuntimeError("a leaf Variable that requires grad is being used in an "
                                "in-place operation.")
-        from .ops.inplace import apply_inplace
         return apply_inplace(self, lambda base: base * 0 + src.to(base.dtype), "copy")
     indexing._write(self, indexing.normalize_key(self, ()), src)
     self._bump_version()
@@ -367,7 +347,7 @@ def _bind_methods() -> None:
     T.lerp_ = _inplace_from(composite.lerp, "lerp")
     # reductions
     for name in ("sum", "prod", "mean", "amax", "amin", "argmax", "argmin", "all", "any",
-                 "logsumexp", "cumsum", "cumprod", "norm", "nansum", "nanmean",
+                 "logsumexp", "cumsum", "cumprod", "nansum", "nanmean",
                  "aminmax"):
         setattr(T, name, getattr(red, name))
     T.cumsum_ = _inplace_from(red.cumsum, "cumsum")

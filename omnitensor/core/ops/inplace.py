@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..graph import edge_of, no_grad_ctx, record
+from ..graph import edge_of, needs_grad, no_grad_ctx, record
 from ..tensor import Tensor
+from .creation import ones
+
+__all__ = ["apply_inplace", "inplace_method"]
 
 
 def apply_inplace(x: Tensor, compute: Callable[[Tensor], Tensor], name: str) -> Tensor:
@@ -78,7 +81,6 @@ def _inplace_on_view(view: Tensor, base: Tensor, compute: Callable[[Tensor], Ten
 
 def _region_mask(base: Tensor, replay: Callable[[Tensor], Tensor]) -> Tensor:
     """A bool tensor of base's shape: True outside the view's region."""
-    from .creation import ones
     with no_grad_ctx():
         keep = ones(base.shape, dtype="bool", device=base.device)
         region = replay(keep)
@@ -92,3 +94,22 @@ def _copy_slices_backward(node: Any, g: Tensor) -> tuple:
     if g_view is not None and not isinstance(g_view, Tensor):  # pragma: no cover
         g_view = None
     return g_old, g_view
+
+
+def inplace_method(fn: Callable, name: str) -> Callable:
+    """An in-place method (``x.clamp_``) from an out-of-place function: compute, then write
+    back; under autograd through :func:`apply_inplace`."""
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if needs_grad(self) or any(getattr(a, "requires_grad", False) for a in args):
+            if self.grad_fn is None and self.requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                                   "in-place operation.")
+            return apply_inplace(self, lambda base: fn(base, *args, **kwargs), name)
+        res = fn(self, *args, **kwargs)
+        be = self._device.backend
+        be.assign(self._data, res._data if res._dtype is self._dtype else
+                  be.astype(res._data, self._dtype.np))
+        self._bump_version()
+        return self
+    method.__name__ = name + "_"
+    return method

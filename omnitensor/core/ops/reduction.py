@@ -17,6 +17,10 @@ from ..graph import needs_grad, no_grad_ctx, record
 from ..shape_util import normalize_axes, normalize_axis, prod as _prod
 from ..tensor import Tensor, _make
 from .elementwise import _backend_failure, where
+from .creation import zeros
+from .elementwise import maximum, minimum
+from .gather import scatter
+from .join import cat, pad_constant, stack
 
 
 class MaxMin(NamedTuple):
@@ -141,7 +145,6 @@ def _prod_backward(node: Any, g: Tensor) -> tuple:
 
 
 def cat_(ts: list, dim: int) -> Tensor:
-    from .join import cat
     return cat(ts, dim)
 
 
@@ -184,7 +187,6 @@ def _with_indices(name: str, x: Tensor, dim: int, keep: bool) -> MaxMin:
     (two primitives); the gradient goes to the selected index only (torch)."""
     d = normalize_axis(dim, x.ndim)
     if x.ndim == 0:
-        from .creation import zeros
         return MaxMin(x.clone(), zeros((), dtype=_dt.int64, device=x.device))
     with no_grad_ctx():
         values = _extreme(name, x, (d,), keep)
@@ -199,8 +201,6 @@ def _select_backward(node: Any, g: Tensor) -> tuple:
     (idx,) = node.saved_tensors
     if not node.keep:
         g, idx = g.unsqueeze(node.dim), idx.unsqueeze(node.dim)
-    from .creation import zeros
-    from .gather import scatter
     return (scatter(zeros(node.shape, dtype=g.dtype, device=g.device), node.dim, idx, g),)
 
 
@@ -209,7 +209,6 @@ def max(x: Tensor, /, dim: Any = None, keepdim: bool = False, *, axis: Any = Non
     """Array API ``max(x, axis=...)`` -> tensor; torch ``max(x, dim)`` -> (values,
     indices); torch ``max(a, b)`` -> elementwise maximum."""
     if isinstance(dim, Tensor):
-        from .elementwise import maximum
         return maximum(x, dim)
     if dim is not None and axis is None and not isinstance(dim, (tuple, list)):
         return _with_indices("max", x, dim, keepdim)
@@ -220,7 +219,6 @@ def min(x: Tensor, /, dim: Any = None, keepdim: bool = False, *, axis: Any = Non
         keepdims: bool = False) -> Any:
     """Array API ``min(x, axis=...)``; torch ``min(x, dim)`` -> (values, indices)."""
     if isinstance(dim, Tensor):
-        from .elementwise import minimum
         return minimum(x, dim)
     if dim is not None and axis is None and not isinstance(dim, (tuple, list)):
         return _with_indices("min", x, dim, keepdim)
@@ -375,7 +373,6 @@ def _cumprod_backward(node: Any, g: Tensor) -> tuple:
 
 def _cumprod_backward_with_zeros(x: Tensor, g: Tensor, a: int) -> Tensor:
     """O(n^2) in the axis length but exact when x has zeros (as torch's fallback)."""
-    from .join import stack
     n = x.shape[a]
     cols = []
     for i in range(n):
@@ -420,7 +417,6 @@ def _array_api_cumulative(name: str, x: Tensor, axis: Any, dtype: Any,
         x._dtype if x._dtype.kind in "fc" else _sum_dtype(x._dtype))
     out = _cumulative("cumsum" if name == "cumulative_sum" else "cumprod", x, a, d)
     if include_initial:
-        from .join import pad_constant
         widths = [(1 if i == a else 0, 0) for i in range(x.ndim)]
         out = pad_constant(out, widths, 0 if name == "cumulative_sum" else 1)
     return out
@@ -479,14 +475,3 @@ def _two_norm_backward(node: Any, g: Tensor) -> tuple:
     n = _expand_back(out, x.shape, node.axes, node.keep)
     scale = _expand_back(g, x.shape, node.axes, node.keep) / where(n == 0, 1, n)
     return (where(n == 0, 0, x * scale),)
-
-
-def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
-         dtype: Any = None) -> Tensor:
-    """torch.norm: 'fro' (= 2-norm of the flattened axes), 'nuc', or a p-norm."""
-    if p == "fro" or p is None:
-        p = 2
-    if p == "nuc":
-        from ...linalg import matrix_norm
-        return matrix_norm(x, "nuc", dim=(-2, -1) if dim is None else dim, keepdim=keepdim)
-    return vector_norm(x, p, dim, keepdim, dtype=dtype)

@@ -16,9 +16,11 @@ from .. import dtypes as _dt
 from ..graph import no_grad_ctx
 from ..shape_util import normalize_axis
 from ..tensor import Tensor
-from . import creation, join, shape as sh
-from .elementwise import isinf, isnan, where
+from . import creation, join, linalg, shape as sh
+from .elementwise import imag, isinf, isnan, logaddexp, real, where
 from .gather import scatter, scatter_add
+from .inplace import inplace_method
+from .reduction import vector_norm
 
 __all__ = ["clamp_min", "clamp_max", "index_add", "index_copy", "index_fill", "index_put",
            "nan_to_num",
@@ -27,7 +29,7 @@ __all__ = ["clamp_min", "clamp_max", "index_add", "index_copy", "index_fill", "i
            "atleast_3d", "column_stack", "row_stack", "dstack", "diagflat", "kron", "rot90",
            "float_power", "cov", "corrcoef", "cdist", "block_diag", "cartesian_prod",
            "trapezoid", "bincount", "histc", "logcumsumexp", "unfold", "sum_to_size",
-           "softmax", "log_softmax", "logdet", "det", "inverse", "slogdet", "pinverse",
+           "norm", "softmax", "log_softmax", "logdet", "det", "inverse", "slogdet", "pinverse",
            "matrix_power"]
 
 
@@ -49,8 +51,7 @@ def nan_to_num(x: Tensor, nan: float = 0.0, posinf: float | None = None,
     if x.dtype.kind not in "fc":
         return x.clone()
     if x.dtype.kind == "c":
-        from .elementwise import imag, real
-        return nan_to_num(real(x), nan, posinf, neginf) + \
+            return nan_to_num(real(x), nan, posinf, neginf) + \
             nan_to_num(imag(x), nan, posinf, neginf) * 1j
     fi = _dt.finfo(x.dtype)
     hi = fi.max if posinf is None else posinf
@@ -65,7 +66,6 @@ def exp2(x: Tensor) -> Tensor:
 
 def logaddexp2(a: Tensor, b: Tensor) -> Tensor:
     """``log2(2**a + 2**b)`` without overflow."""
-    from .elementwise import logaddexp
     return logaddexp(a * math.log(2.0), b * math.log(2.0)) / math.log(2.0)
 
 
@@ -90,8 +90,7 @@ def isneginf(x: Tensor) -> Tensor:
 def isreal(x: Tensor) -> Tensor:
     """True where the imaginary part is 0 (everywhere for real dtypes)."""
     if x.dtype.kind == "c":
-        from .elementwise import imag
-        return imag(x) == 0
+            return imag(x) == 0
     return creation.ones_like(x, dtype=_dt.bool_)
 
 
@@ -376,7 +375,6 @@ def corrcoef(x: Tensor) -> Tensor:
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0) -> Tensor:
     """p-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M)."""
-    from .reduction import vector_norm
     if x1.shape[-1] != x2.shape[-1]:
         raise ValueError(f"cdist: x1 and x2 must have the same last dimension, got "
                          f"{x1.shape[-1]} and {x2.shape[-1]}")
@@ -449,6 +447,16 @@ def logcumsumexp(x: Tensor, dim: int) -> Tensor:
     return (x - m).exp().cumsum(d).log() + m
 
 
+def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+         dtype: Any = None) -> Tensor:
+    """torch.norm: 'fro' (= 2-norm of the flattened axes), 'nuc', or a p-norm."""
+    if p == "fro" or p is None:
+        p = 2
+    if p == "nuc":
+        return linalg.matrix_norm(x, "nuc", dim=(-2, -1) if dim is None else dim, keepdim=keepdim)
+    return vector_norm(x, p, dim, keepdim, dtype=dtype)
+
+
 # ----------------------------------------------------------------- Tensor methods
 def softmax(x: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``torch.softmax`` (``nn.functional.softmax``)."""
@@ -463,9 +471,10 @@ def log_softmax(x: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 
 def _linalg(name: str, attr: str | None = None) -> Any:
+    target = getattr(linalg, attr or name)
+
     def fn(x: Tensor, *args: Any, **kwargs: Any) -> Any:
-        from ... import linalg
-        return getattr(linalg, attr or name)(x, *args, **kwargs)
+        return target(x, *args, **kwargs)
     fn.__name__ = name
     fn.__doc__ = f"``omnitensor.linalg.{attr or name}`` (torch's ``{name}``)."
     return fn
@@ -481,7 +490,6 @@ det, inverse, slogdet, pinverse, matrix_power = (
 
 def logdet(x: Tensor) -> Tensor:
     """``log(det(x))``: NaN for a negative determinant, -inf for a singular matrix."""
-    from ... import linalg
     sign, logabs = linalg.slogdet(x)
     return where(sign < 0, float("nan"), logabs)
 
@@ -499,16 +507,15 @@ def _is_nonzero(self: Tensor) -> bool:
 
 def bind(T: type) -> None:
     """Install these functions as torch's Tensor methods (and in-place variants)."""
-    from ..methods import _inplace_from
     for name in ("clamp_min", "clamp_max", "index_add", "index_copy", "index_fill",
                  "index_put", "nan_to_num", "exp2", "erfc", "sgn", "isposinf", "isneginf",
                  "isreal", "ravel", "hsplit", "vsplit", "dsplit", "split_with_sizes", "diagflat",
                  "kron", "rot90", "float_power", "cov", "corrcoef", "bincount", "histc",
-                 "logcumsumexp", "unfold", "sum_to_size", "logaddexp2", "logdet"):
+                 "logcumsumexp", "unfold", "sum_to_size", "logaddexp2", "logdet", "norm"):
         setattr(T, name, globals()[name])
     for name in ("clamp_min", "clamp_max", "index_add", "index_copy", "index_fill",
                  "index_put", "nan_to_num", "exp2", "erfc", "sgn", "float_power"):
-        setattr(T, name + "_", _inplace_from(globals()[name], name))
+        setattr(T, name + "_", inplace_method(globals()[name], name))
     T.softmax, T.log_softmax = softmax, log_softmax
     for name, fn in LINALG_ALIASES.items():
         setattr(T, name, fn)

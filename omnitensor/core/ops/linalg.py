@@ -1,0 +1,375 @@
+"""The linear-algebra ops (the Array API linalg extension and torch.linalg names); the
+public face is ``omnitensor.linalg``.
+
+Decompositions run on the device when the backend has a native routine
+(``backend.linalg_<name>``: NumPy, CuPy and dpnp's oneMKL); a backend without one (OpenCL)
+computes them on the host, which ``host_fallbacks()`` lists and ``omnitensor info``
+reports. Products and norms are composites of device ops. Backward formulas are given for
+inv, det, slogdet, solve, cholesky, eigh and the norms.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ...errors import OmnitensorError, ShapeError
+from .. import dtypes as _dt, host_fallback
+from ..device import same_device
+from ..graph import needs_grad, no_grad_ctx, record
+from ..shape_util import broadcast_shapes
+from ..tensor import Tensor, _make
+from .composite import cross as _cross
+from .creation import eye, tril, triu, zeros
+from .elementwise import where
+from .linalg_ops import matmul, outer, tensordot, vecdot
+from .reduction import vector_norm
+from .shape import diagonal as _torch_diagonal, matrix_transpose
+
+__all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
+           "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv",
+           "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot",
+           "vector_norm", "norm", "LinAlgError", "host_fallbacks", "eigvals", "eig",
+           "solve_triangular", "lstsq"]
+
+
+class LinAlgError(OmnitensorError, RuntimeError):
+    """A matrix is singular, not positive definite, or a decomposition did not converge."""
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class QRResult(NamedTuple):
+    Q: Tensor
+    R: Tensor
+
+
+class SlogdetResult(NamedTuple):
+    sign: Tensor
+    logabsdet: Tensor
+
+
+class SVDResult(NamedTuple):
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+
+def host_fallbacks() -> list[str]:
+    """linalg routines that ran on the host this session because the backend has none."""
+    return host_fallback.host_fallbacks("linalg")
+
+
+def _float(x: Tensor) -> Tensor:
+    return x if x.dtype.kind in "fc" else x.to(_dt.get_default_dtype())
+
+
+def _square(name: str, x: Tensor) -> None:
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ShapeError(f"linalg.{name}: expected a (..., n, n) stack of square matrices, got "
+                         f"shape {tuple(x.shape)}")
+
+
+def _native(name: str, *xs: Tensor, **kw: Any) -> Any:
+    """Run ``linalg_<name>`` on the device, or NumPy on the host for backends without it.
+    Returns backend arrays (a tuple for multi-output routines)."""
+    try:
+        return host_fallback.run("linalg", name, xs[0].device, [x._data for x in xs], **kw)
+    except np.linalg.LinAlgError as e:
+        raise LinAlgError(f"linalg.{name}: {e}") from None
+    except Exception as e:  # noqa: BLE001
+        if "LinAlgError" in type(e).__name__ or "singular" in str(e).lower():
+            raise LinAlgError(f"linalg.{name}: {e}") from None
+        raise
+
+
+def _wrap(data: Any, like: Tensor, dtype: _dt.DType | None = None) -> Tensor:
+    return _make(data, like.device, dtype or _dt.as_dtype(data.dtype))
+
+
+# ---------------------------------------------------------------------- inverse etc.
+def inv(x: Tensor, /) -> Tensor:
+    """Matrix inverse (LinAlgError when singular)."""
+    x = _float(x)
+    _square("inv", x)
+    out = _wrap(_native("inv", x), x, x.dtype)
+    if needs_grad(x):
+        record("LinalgInvExBackward0", _inv_backward, out, (x,), (out,))
+    return out
+
+
+def _inv_backward(node: Any, g: Tensor) -> tuple:
+    (ainv,) = node.saved_tensors
+    h = ainv.mT.conj()
+    return (-(h @ g @ h),)
+
+
+def det(x: Tensor, /) -> Tensor:
+    """Determinant of each matrix of the stack."""
+    x = _float(x)
+    _square("det", x)
+    out = _wrap(_native("det", x), x, x.dtype)
+    if needs_grad(x):
+        record("LinalgDetBackward0", _det_backward, out, (x,), (x, out))
+    return out
+
+
+def _det_backward(node: Any, g: Tensor) -> tuple:
+    x, d = node.saved_tensors
+    return ((g * d.conj()).unsqueeze(-1).unsqueeze(-1) * inv(x).mT.conj(),)
+
+
+def slogdet(x: Tensor, /) -> SlogdetResult:
+    """(sign, log|det|) of each matrix."""
+    x = _float(x)
+    _square("slogdet", x)
+    sign, logdet = _native("slogdet", x)
+    s = _wrap(sign, x, x.dtype)
+    ld = _wrap(logdet, x, x.dtype.to_real())
+    if needs_grad(x):
+        record("LinalgSlogdetBackward0", _slogdet_backward, ld, (x,), (x,))
+    return SlogdetResult(s, ld)
+
+
+def _slogdet_backward(node: Any, g: Tensor) -> tuple:
+    (x,) = node.saved_tensors
+    return (g.unsqueeze(-1).unsqueeze(-1) * inv(x).mT.conj(),)
+
+
+def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
+    """Solve ``x1 @ out = x2`` (x2 a vector stack when its last axis matches)."""
+    same_device("linalg.solve", x1, x2)
+    a, b = _float(x1), _float(x2)
+    d = _dt.promote_types(a.dtype, b.dtype)
+    a, b = a.to(d), b.to(d)
+    _square("solve", a)
+    vec = b.ndim == 1
+    bb = b.reshape(-1, 1) if vec else b  # (M,) means (..., M, 1) for every matrix of x1
+    if bb.shape[-2] != a.shape[-1]:
+        raise ShapeError(f"linalg.solve: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
+                         f"match")
+    batch = broadcast_shapes(a.shape[:-2], bb.shape[:-2])
+    ab = a.broadcast_to(batch + a.shape[-2:]).contiguous()
+    bbb = bb.broadcast_to(batch + bb.shape[-2:]).contiguous()
+    out = _wrap(_native("solve", ab, bbb), a, d)
+    if needs_grad(ab, bbb):
+        record("LinalgSolveExBackward0", _solve_backward, out, (ab, bbb), (ab, out))
+    return out[..., 0] if vec else out
+
+
+def _solve_backward(node: Any, g: Tensor) -> tuple:
+    a, x = node.saved_tensors
+    gb = solve(a.mT.conj(), g)
+    ga = -(gb @ x.mT.conj()) if node.needs_input_grad[0] else None
+    return ga, gb
+
+
+def cholesky(x: Tensor, /, *, upper: bool = False) -> Tensor:
+    """Lower Cholesky factor (upper with ``upper=True``) of Hermitian positive-definite
+    matrices."""
+    x = _float(x)
+    _square("cholesky", x)
+    low = _wrap(_native("cholesky", x), x, x.dtype)
+    if needs_grad(x):
+        record("LinalgCholeskyExBackward0", _cholesky_backward, low, (x,), (low,))
+    return low.mT.conj() if upper else low
+
+
+def _cholesky_backward(node: Any, g: Tensor) -> tuple:
+    # Murray (2016): phi(L^H G) with phi = lower triangle, halved diagonal
+    (low,) = node.saved_tensors
+    p = low.mT.conj() @ g
+    p = tril(p) - 0.5 * eye(p.shape[-1], dtype=p.dtype, device=p.device) * p
+    linv = inv(low)
+    s = linv.mT.conj() @ p @ linv
+    return (0.5 * (s + s.mT.conj()),)
+
+
+def eigh(x: Tensor, /) -> EighResult:
+    """Eigenvalues (ascending) and eigenvectors of Hermitian matrices."""
+    x = _float(x)
+    _square("eigh", x)
+    w, v = _native("eigh", x)
+    wt, vt = _wrap(w, x, x.dtype.to_real()), _wrap(v, x, x.dtype)
+    if needs_grad(x):
+        record("LinalgEighBackward0", _eigh_backward, (wt, vt), (x,), (wt, vt))
+    return EighResult(wt, vt)
+
+
+def _eigh_backward(node: Any, gw: Tensor, gv: Tensor) -> tuple:
+    w, v = node.saved_tensors
+    vh = v.mT.conj()
+    inner = (gw.to(v.dtype)).diag_embed() if gw is not None else 0
+    if gv is not None:
+        diff = w.unsqueeze(-2) - w.unsqueeze(-1)
+        f = where(diff == 0, math.inf, diff).reciprocal()
+        inner = inner + f.to(v.dtype) * (vh @ gv)
+    ga = v @ inner @ vh
+    return (0.5 * (ga + ga.mT.conj()),)
+
+
+def eigvalsh(x: Tensor, /) -> Tensor:
+    return eigh(x).eigenvalues
+
+
+def eig(x: Tensor, /) -> tuple[Tensor, Tensor]:
+    """General eigendecomposition (complex results; computed on the host where the
+    backend lacks it; no gradient)."""
+    x = _float(x)
+    _square("eig", x)
+    w, v = _native("eig", x)
+    return _wrap(w, x), _wrap(v, x)
+
+
+def eigvals(x: Tensor, /) -> Tensor:
+    return eig(x)[0]
+
+
+def qr(x: Tensor, /, *, mode: str = "reduced") -> QRResult:
+    """QR decomposition (``mode`` 'reduced' or 'complete'); no gradient."""
+    x = _float(x)
+    if x.ndim < 2:
+        raise ShapeError("linalg.qr: expected a matrix (or a stack)")
+    q, r = _native("qr", x, mode=mode)
+    return QRResult(_wrap(q, x, x.dtype), _wrap(r, x, x.dtype))
+
+
+def svd(x: Tensor, /, *, full_matrices: bool = True) -> SVDResult:
+    """Singular value decomposition ``x = U diag(S) Vh``; no gradient through U/Vh."""
+    x = _float(x)
+    if x.ndim < 2:
+        raise ShapeError("linalg.svd: expected a matrix (or a stack)")
+    u, s, vh = _native("svd", x, full_matrices=full_matrices)
+    return SVDResult(_wrap(u, x, x.dtype), _wrap(s, x, x.dtype.to_real()),
+                     _wrap(vh, x, x.dtype))
+
+
+def svdvals(x: Tensor, /) -> Tensor:
+    """Singular values (descending), differentiable: d s = diag(U^H dX V)."""
+    x = _float(x)
+    if needs_grad(x):
+        with no_grad_ctx():
+            u, s, vh = svd(x.detach(), full_matrices=False)
+        out = s.clone()
+        record("LinalgSvdvalsBackward0", _svdvals_backward, out, (x,), (u, vh))
+        return out
+    return svd(x, full_matrices=False).S
+
+
+def _svdvals_backward(node: Any, g: Tensor) -> tuple:
+    u, vh = node.saved_tensors
+    return ((u * g.unsqueeze(-2).to(u.dtype)) @ vh,)
+
+
+def pinv(x: Tensor, /, *, rtol: Any = None, hermitian: bool = False) -> Tensor:
+    """Moore-Penrose pseudo-inverse via SVD (cutoff ``rtol * max(S)``)."""
+    x = _float(x)
+    if x.numel() == 0:
+        return zeros(x.shape[:-2] + (x.shape[-1], x.shape[-2]), dtype=x.dtype, device=x.device)
+    u, s, vh = svd(x, full_matrices=False)
+    if rtol is None:
+        rtol = max(x.shape[-2:]) * _dt.finfo(s.dtype).eps
+    if isinstance(rtol, Tensor):  # one tolerance per matrix of the stack
+        rtol = rtol.unsqueeze(-1)
+    cutoff = s.amax(dim=-1, keepdim=True) * rtol
+    sinv = where(s > cutoff, 1 / where(s > cutoff, s, 1), 0)
+    return (vh.mT.conj() * sinv.unsqueeze(-2).to(x.dtype)) @ u.mT.conj()
+
+
+def matrix_rank(x: Tensor, /, *, rtol: Any = None, tol: Any = None) -> Tensor:
+    s = svdvals(_float(x))
+    if tol is not None:
+        cutoff = tol
+    else:
+        r = max(x.shape[-2:]) * _dt.finfo(s.dtype).eps if rtol is None else rtol
+        cutoff = s.amax(dim=-1, keepdim=True) * r
+    return (s > cutoff).sum(dim=-1)
+
+
+def matrix_power(x: Tensor, n: int, /) -> Tensor:
+    """``x`` to the integer power ``n`` (negative powers invert first)."""
+    _square("matrix_power", x)
+    if n == 0:
+        return eye(x.shape[-1], dtype=x.dtype, device=x.device).broadcast_to(x.shape).clone()
+    if n < 0:
+        x, n = inv(x), -n
+    result = None
+    base = x
+    while n:
+        if n & 1:
+            result = base if result is None else result @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    return result
+
+
+def matrix_norm(x: Tensor, /, ord: Any = "fro", *, keepdims: bool = False,  # noqa: A002
+                dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
+    """Frobenius, nuclear, 1/-1/inf/-inf or 2/-2 norms of the last two axes."""
+    keep = keepdims or keepdim
+    x = _float(x)
+    if ord == "fro":
+        return vector_norm(x, 2, axis=tuple(dim), keepdims=keep)
+    if ord == "nuc":
+        r = svdvals(x).sum(dim=-1)
+    elif ord in (2, -2):
+        s = svdvals(x)
+        r = s.amax(dim=-1) if ord == 2 else s.amin(dim=-1)
+    elif ord in (1, -1):
+        c = x.abs().sum(dim=-2)
+        r = c.amax(dim=-1) if ord == 1 else c.amin(dim=-1)
+    elif ord in (math.inf, -math.inf):
+        c = x.abs().sum(dim=-1)
+        r = c.amax(dim=-1) if ord == math.inf else c.amin(dim=-1)
+    else:
+        raise ValueError(f"matrix_norm: unsupported ord {ord!r}")
+    return r.unsqueeze(-1).unsqueeze(-1) if keep else r
+
+
+def norm(x: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """torch.linalg.norm: vector norm, or matrix norm for 2 axes with ord given."""
+    if ord is not None and (isinstance(ord, str) or (dim is not None and len(dim) == 2)
+                            if isinstance(dim, (tuple, list)) else isinstance(ord, str)):
+        return matrix_norm(x, ord, dim=dim if dim is not None else (-2, -1), keepdim=keepdim)
+    return vector_norm(x, 2 if ord is None else ord, dim, keepdim)
+
+
+def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
+    """Diagonals of the last two axes (Array API)."""
+    return _torch_diagonal(x, offset, -2, -1)
+
+
+def trace(x: Tensor, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
+    """Sum of the diagonals of the last two axes (Array API)."""
+    d = diagonal(x, offset=offset)
+    return d.sum(dim=-1, dtype=dtype)
+
+
+def cross(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
+    """Cross product of 3-vectors along ``axis`` (with broadcasting)."""
+    if x1.shape[axis] != 3 or x2.shape[axis] != 3:
+        raise ShapeError(f"linalg.cross: axis {axis} must have size 3")
+    shape = broadcast_shapes(x1.shape, x2.shape)
+    return _cross(x1.broadcast_to(shape), x2.broadcast_to(shape), axis)
+
+
+def solve_triangular(a: Tensor, b: Tensor, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False) -> Tensor:
+    """Solve a triangular system (through ``solve``; torch's signature)."""
+    t = triu(a) if upper else tril(a)
+    if unitriangular:
+        t = t - _torch_diagonal(t, 0, -2, -1).diag_embed() + eye(a.shape[-1], dtype=a.dtype,
+                                                                   device=a.device)
+    if left:
+        return solve(t, b)
+    return solve(t.mT, b.mT).mT
+
+
+def lstsq(a: Tensor, b: Tensor, rcond: Any = None) -> tuple[Tensor, ...]:
+    """Least-squares solution through the pseudo-inverse: (solution,)."""
+    return (pinv(a) @ b,)

@@ -17,10 +17,11 @@ from typing import Any, Union
 
 from ..backends import registry
 from ..errors import (BackendUnavailableError, DeviceError, DeviceMismatchError,
-                      mismatch_message)
+                      UnsupportedDTypeError, mismatch_message)
+from .dtypes import DType, as_dtype
 
 __all__ = ["Device", "device", "devices", "get_default_device", "set_default_device",
-           "DeviceLike"]
+           "DeviceLike", "resolve_device", "check_dtype", "same_device"]
 
 
 class Device:
@@ -88,7 +89,6 @@ class Device:
 
     def supports_dtype(self, dtype: Any) -> bool:
         """Whether this device can hold and compute ``dtype``."""
-        from .dtypes import as_dtype
         return self.backend.supports_dtype(as_dtype(dtype).np, self.index)
 
     def synchronize(self) -> None:
@@ -225,3 +225,22 @@ def same_device(op: str, *tensors: Any) -> "Device":
         if t._device is not dev:
             raise DeviceMismatchError(mismatch_message(op, dev, t._device))
     return dev
+
+
+def resolve_device(dev: Any) -> Device:
+    """A Device from None (the default device), a string or a Device, validated."""
+    if dev is None:
+        return get_default_device()
+    d = device(dev)
+    d.backend  # noqa: B018 - load and validate the index with a clear error
+    return d
+
+
+def check_dtype(dev: Device, dtype: DType) -> None:
+    """Raise UnsupportedDTypeError when ``dev`` cannot hold ``dtype``."""
+    why = dev.backend.dtype_unsupported_reason(dtype.np, dev.index)
+    if why is not None:
+        name = dev.backend.device_info(dev.index).get("name", "")
+        raise UnsupportedDTypeError(
+            f"{dev} ({name}) cannot hold {dtype.name}: {why}. Use another dtype (e.g. "
+            f"x.to(omnitensor.float32)) or another device.")

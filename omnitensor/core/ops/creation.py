@@ -6,32 +6,14 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import DTypeError, UnsupportedDTypeError
+from ...errors import DTypeError
 from .. import dtypes as _dt
-from ..device import Device, device as as_device, get_default_device
+from ..device import (Device, check_dtype, device as as_device, get_default_device,  # noqa: F401
+                      resolve_device)
 from ..shape_util import as_shape
 from ..tensor import Tensor, _make
 
 _SCALARS = (bool, int, float, complex)
-
-
-def resolve_device(dev: Any) -> Device:
-    """A Device from None (the default device), a string or a Device, validated."""
-    if dev is None:
-        return get_default_device()
-    d = as_device(dev)
-    d.backend  # noqa: B018 - load and validate the index with a clear error
-    return d
-
-
-def check_dtype(dev: Device, dtype: _dt.DType) -> None:
-    """Raise UnsupportedDTypeError when ``dev`` cannot hold ``dtype``."""
-    why = dev.backend.dtype_unsupported_reason(dtype.np, dev.index)
-    if why is not None:
-        name = dev.backend.device_info(dev.index).get("name", "")
-        raise UnsupportedDTypeError(
-            f"{dev} ({name}) cannot hold {dtype.name}: {why}. Use another dtype (e.g. "
-            f"x.to(omnitensor.float32)) or another device.")
 
 
 _dtype_checked: set = set()

@@ -10,6 +10,8 @@ from .. import dtypes as _dt
 from ..graph import no_grad_ctx
 from ..tensor import Tensor
 from .elementwise import (_binary, BINARY_OPS, floor_divide, remainder, where)
+from .elementwise import UNARY_OPS, _unary
+from .join import cat, stack
 
 
 def divide(x1: Any, x2: Any, /, *, rounding_mode: str | None = None) -> Tensor:
@@ -77,7 +79,6 @@ def trace(x: Tensor) -> Tensor:
 def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
          append: Any = None) -> Tensor:
     """n-th forward difference along ``axis`` (Array API / NumPy)."""
-    from .join import cat
     if prepend is not None or append is not None:
         parts = [p for p in (prepend, x, append) if p is not None]
         x = cat([p if isinstance(p, Tensor) else x.new_full((1,) * x.ndim, p)
@@ -93,7 +94,6 @@ def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
 
 def cross(a: Tensor, b: Tensor, dim: int = -1) -> Tensor:
     """Cross product of 3-vectors along ``dim``."""
-    from .join import stack
     a0, a1, a2 = a.unbind(dim)
     b0, b1, b2 = b.unbind(dim)
     return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
@@ -137,5 +137,4 @@ def round_decimals(x: Tensor, decimals: int = 0) -> Tensor:
 
 
 def _round0(x: Tensor) -> Tensor:
-    from .elementwise import UNARY_OPS, _unary
     return _unary(UNARY_OPS["round"], x)

@@ -13,6 +13,9 @@ from ..graph import needs_grad, no_grad_ctx, record
 from ..shape_util import broadcast_shapes, normalize_axis
 from ..tensor import Tensor, _make
 from .indexing import _checked_indices, _scalar_of, getitem
+from ...errors import DeviceMismatchError, mismatch_message
+from .creation import tensor, zeros
+from .elementwise import where
 
 # ------------------------------------------------------------- gather and scatter
 def _dim_indices(x_shape: tuple, dim: int, index: Tensor) -> tuple:
@@ -34,7 +37,6 @@ def _check_gather(op: str, x: Tensor, dim: int, index: Tensor) -> tuple[int, Ten
     if not isinstance(index, Tensor) or index._dtype.kind not in "iu":
         raise _dt.DTypeError(f"{op}(): Expected dtype int64 for index")
     if index._device is not x._device:
-        from ...errors import DeviceMismatchError, mismatch_message
         raise DeviceMismatchError(mismatch_message(op, x.device, index.device))
     d = normalize_axis(dim, x.ndim)
     if index.ndim != x.ndim:
@@ -60,7 +62,6 @@ def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def _gather_backward(node: Any, g: Tensor) -> tuple:
     (index,) = node.saved_tensors
-    from .creation import zeros
     base = zeros(node.shape, dtype=g.dtype, device=g.device)
     return (scatter_add(base, node.dim, index, g),)
 
@@ -130,7 +131,6 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
 def take(x: Tensor, indices: Any, /, *, axis: int | None = None) -> Tensor:
     """Elements at ``indices`` along ``axis`` (of the flattened tensor when None)."""
     if not isinstance(indices, Tensor):
-        from .creation import tensor
         indices = tensor(indices, device=x.device)
     if axis is None:
         return getitem(x.reshape(-1), (indices,))
@@ -160,7 +160,6 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None = None) -> Tensor
 
 def masked_fill(x: Tensor, mask: Tensor, value: Any) -> Tensor:
     """``value`` where ``mask`` else x (x's dtype kept)."""
-    from .elementwise import where
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise ShapeError("masked_fill only supports a 0-dimensional value tensor")
@@ -192,7 +191,6 @@ def nonzero_torch(x: Tensor, *, as_tuple: bool = False) -> Any:
         return nonzero(x) if x.ndim else nonzero(x.reshape(1))
     from .join import stack
     if x.ndim == 0:
-        from .creation import zeros
         return zeros((1 if x.item() else 0, 0), dtype=_dt.int64, device=x.device)
     return stack(nonzero(x), 1)
 

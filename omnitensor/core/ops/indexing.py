@@ -19,6 +19,11 @@ from ..graph import needs_grad, no_grad_ctx, record
 from ..shape_util import broadcast_shapes
 from ..tensor import Tensor, _make
 from .shape import _as_view
+from ...errors import mismatch_message
+from .creation import tensor, zeros
+from .elementwise import _PY_OF_KIND, where
+from .inplace import apply_inplace
+from .shape import scatter_into_zeros, sum_to
 
 
 # ------------------------------------------------------------------- key handling
@@ -35,7 +40,6 @@ class _Key:
 
 
 def _to_index_tensor(k: Any, x: Tensor) -> Tensor:
-    from .creation import tensor
     arr = np.asarray(k)
     if arr.dtype == object or arr.dtype.kind not in "biu":
         if arr.size == 0:
@@ -149,7 +153,6 @@ def _checked_indices(idx: Tensor, n: int, axis: int) -> Tensor:
         if idx._dtype is not _dt.int64:
             idx = idx.to(_dt.int64)
         if idx.numel():
-            from .elementwise import where
             # one reduction, one device sync: any index outside [-n, n)?
             if bool(((idx < -n) | (idx >= n)).any().item()):
                 bad = int(where((idx < -n) | (idx >= n), idx, 0).abs().max().item())
@@ -204,7 +207,6 @@ def getitem(x: Tensor, key: Any) -> Tensor:
 
 def _getitem_backward(node: Any, g: Tensor) -> tuple:
     if not node.key.advanced:
-        from .shape import scatter_into_zeros
         key = node.key
         return (scatter_into_zeros(g, node.shape, lambda t: _replay_basic(t, key)),)
     return (index_put_functional(None, node.key, g, accumulate=True, shape=node.shape),)
@@ -286,7 +288,6 @@ def _value_data(x: Tensor, value: Any, shape: tuple) -> Any:
         if value._device is not x._device:
             if value.ndim == 0 and value._device.type == "cpu":
                 return _scalar_of(x, value.item())
-            from ...errors import mismatch_message
             raise DeviceMismatchError(mismatch_message("setitem", x.device, value.device))
         data = value._data if value._dtype is x._dtype else be.astype(value._data, x._dtype.np)
         if data.shape != shape:
@@ -309,12 +310,10 @@ def _value_data(x: Tensor, value: Any, shape: tuple) -> Any:
         return data
     if isinstance(value, (bool, int, float, complex)):
         return _scalar_of(x, value)
-    from .creation import tensor
     return _value_data(x, tensor(value, device=x.device, dtype=x.dtype), shape)
 
 
 def _scalar_of(x: Tensor, v: Any) -> Any:
-    from .elementwise import _PY_OF_KIND
     if x._dtype.kind in "iub" and isinstance(v, float):
         v = int(v)
     if x._dtype.kind == "f" and isinstance(v, complex):
@@ -369,7 +368,6 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     if isinstance(key, Tensor) and key._dtype is _dt.bool_ and key.shape == x.shape and \
             not needs_grad(x, value) and isinstance(value, (bool, int, float)):
         # x[mask] = scalar: one where, no device sync
-        from .elementwise import where
         res = where(key, value, x)
         x._device.backend.assign(x._data, res._data if res._dtype is x._dtype else
                                  x._device.backend.astype(res._data, x._dtype.np))
@@ -380,7 +378,6 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         if x.grad_fn is None and x.requires_grad:
             raise RuntimeError("a leaf Variable that requires grad is being used in an "
                                "in-place operation.")
-        from .inplace import apply_inplace
         apply_inplace(x, lambda base: index_put_functional(base, k, value), "setitem")
         return
     _write(x, k, value)
@@ -391,7 +388,6 @@ def index_put_functional(x: Tensor | None, key: _Key, value: Any, accumulate: bo
                          shape: tuple | None = None) -> Tensor:
     """Out of place ``x[key] = value`` (``+=`` with ``accumulate``); x None means zeros of
     ``shape``. Differentiable in x and value."""
-    from .creation import zeros
     with no_grad_ctx():
         if x is None:
             out = zeros(shape, dtype=value.dtype, device=value.device)
@@ -407,7 +403,6 @@ def index_put_functional(x: Tensor | None, key: _Key, value: Any, accumulate: bo
 
 
 def _index_put_backward(node: Any, g: Tensor) -> tuple:
-    from .shape import sum_to
     key = node.key
     gx = gv = None
     if node.needs_input_grad[0]:

@@ -11,6 +11,9 @@ from ..shape_util import normalize_axis
 from ..tensor import Tensor, _make
 from .elementwise import _backend_failure, _mixed_devices
 from .shape import _shape_args, unsqueeze
+from .creation import tensor
+from .elementwise import _PY_OF_KIND
+from .gather import index_select
 
 # -------------------------------------------------------------------- join / split
 def _promote_all(tensors: Sequence[Tensor], op: str) -> tuple[_dt.DType, Any]:
@@ -232,9 +235,7 @@ def repeat(x: Tensor, repeats: Any, /, *, axis: int | None = None) -> Tensor:
     if reps.size != x.shape[a] or (reps < 0).any():
         raise ShapeError(f"repeat: repeats has {reps.size} entries for an axis of size "
                          f"{x.shape[a]}")
-    from .creation import tensor
     idx = tensor(np.repeat(np.arange(x.shape[a]), reps), device=x.device)
-    from .gather import index_select
     return index_select(x, a, idx)
 
 
@@ -258,7 +259,6 @@ def pad_constant(x: Tensor, widths: Sequence[tuple[int, int]], value: Any = 0) -
     pos = tuple((b, a) for b, a in widths)
     if all(b == 0 and a == 0 for b, a in pos):
         return x.clone()
-    from .elementwise import _PY_OF_KIND
     v = _PY_OF_KIND[x._dtype.kind](value)
     data = x._device.backend.pad(x._data, pos, v)
     out = _make(data, x._device, x._dtype)

@@ -19,6 +19,9 @@ from .. import dtypes as _dt
 from ..shape_util import as_shape, prod
 from ..tensor import Tensor, _make
 from .creation import _checked, resolve_device
+from ..graph import no_grad_ctx
+from .creation import tensor
+from .sorting import argsort, searchsorted
 
 _DEFAULT_SEED = 67280421310721  # torch's default initial seed
 
@@ -48,7 +51,6 @@ class Generator:
         return self._seed
 
     def get_state(self) -> Tensor:
-        from .creation import tensor
         return tensor([self._seed, self._counter], dtype=_dt.uint64)
 
     def set_state(self, state: Any) -> "Generator":
@@ -195,7 +197,6 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
     """A random permutation of ``0..n-1``."""
     dev = resolve_device(device)
     keys = _bits((n,), dev, generator)
-    from .sorting import argsort
     out = argsort(keys, 0, stable=True)
     return out if dtype is None else out.to(dtype)
 
@@ -247,13 +248,11 @@ def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
         cdf = p.cumsum(1)
         cdf = cdf / cdf[:, -1:]
         u = rand((p.shape[0], num_samples), dtype=p.dtype, device=p.device, generator=generator)
-        from .sorting import searchsorted
         out = searchsorted(cdf.contiguous(), u.contiguous(), side="right").clamp(max=p.shape[1] - 1)
     else:
         # Gumbel-top-k: argsort of log(p) - log(-log(u))
         u = rand(p.shape, dtype=p.dtype, device=p.device, generator=generator)
         keys = p.log() - (-(u.clamp(min=1e-20)).log()).log()
-        from .sorting import argsort
         out = argsort(keys, 1, descending=True)[:, :num_samples]
     return out if probs.ndim == 2 else out.reshape(-1)
 
@@ -289,7 +288,6 @@ def exponential_(x: Tensor, lambd: float = 1.0, *, generator: Generator | None =
 
 
 def _fill_(x: Tensor, value: Tensor) -> Tensor:
-    from ..graph import no_grad_ctx
     with no_grad_ctx():
         be = x._device.backend
         data = value._data if value._dtype is x._dtype else be.astype(value._data, x._dtype.np)

@@ -14,6 +14,7 @@ from ..shape_util import (as_shape, broadcast_shapes, infer_reshape, normalize_a
                           normalize_axis, prod)
 from ..tensor import Tensor, _make
 from .elementwise import _backend_failure
+from .creation import zeros
 
 
 # --------------------------------------------------------------------- view helpers
@@ -30,7 +31,6 @@ def scatter_into_zeros(g: Tensor, shape: tuple, replay: Callable[[Tensor], Tenso
     of every view op that selects part of its input. Differentiable (its backward is
     ``replay`` of the incoming gradient), so higher-order gradients work."""
     with no_grad_ctx():
-        from .creation import zeros
         out = zeros(shape, dtype=g._dtype, device=g._device)
         region = replay(out)
         g._device.backend.assign(region._data, g._data)

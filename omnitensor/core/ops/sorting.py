@@ -14,6 +14,11 @@ from ..graph import needs_grad, no_grad_ctx, record
 from ..shape_util import normalize_axis
 from ..tensor import Tensor, _make
 from .elementwise import _backend_failure
+from .creation import arange, tensor, zeros
+from .gather import gather, nonzero, scatter, take
+from .join import cat, stack
+from .reduction import argmax
+from .ternary import where
 
 
 class ValuesIndices(NamedTuple):
@@ -34,7 +39,6 @@ def argsort(x: Tensor, /, dim: int = -1, descending: bool = False, stable: bool 
     stable order is one of its valid orders)."""
     _check_orderable("argsort", x)
     if x.ndim == 0:
-        from .creation import zeros
         return zeros((), dtype=_dt.int64, device=x.device)
     a = normalize_axis(dim if axis is None else axis, x.ndim)
     be = x._device.backend
@@ -48,7 +52,6 @@ def argsort(x: Tensor, /, dim: int = -1, descending: bool = False, stable: bool 
 
 def _sorted_values(x: Tensor, a: int, descending: bool, stable: bool) -> tuple[Tensor, Tensor]:
     idx = argsort(x, a, descending, stable)
-    from .gather import gather
     return gather(x, a, idx), idx
 
 
@@ -74,7 +77,6 @@ def sort_torch(x: Tensor, dim: int = -1, descending: bool = False, stable: bool 
     """torch's ``sort``: ``(values, indices)``."""
     _check_orderable("sort", x)
     if x.ndim == 0:
-        from .creation import zeros
         return ValuesIndices(x.clone(), zeros((), dtype=_dt.int64, device=x.device))
     a = normalize_axis(dim, x.ndim)
     v, i = _sorted_values(x, a, descending, True)
@@ -106,7 +108,6 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     if x.ndim == 0:
         return sort_torch(x)
     idx = argsort(x, a, descending=largest, stable=True).narrow(a, 0, k)
-    from .gather import gather
     return ValuesIndices(gather(x, a, idx), idx)
 
 
@@ -149,7 +150,6 @@ def median(x: Tensor, dim: Any = _UNSET, keepdim: bool = False, *, axis: Any = _
         with no_grad_ctx():
             value = kthvalue(flat, (flat.shape[0] + 1) // 2, 0).values
             if flat._dtype.kind == "f":
-                from .ternary import where
                 value = where(flat.isnan().any(), flat.new_full((), float("nan")), value)
         if needs_grad(x):  # torch: the gradient is shared evenly by every tie
             record("MedianBackward0", _even_backward, value, (x,), (x, value))
@@ -164,8 +164,6 @@ def median(x: Tensor, dim: Any = _UNSET, keepdim: bool = False, *, axis: Any = _
 def _nan_first(x: Tensor, a: int, keepdim: bool, out: ValuesIndices) -> ValuesIndices:
     """torch's NaN rule for ``median(dim)``: a slice holding NaN gives NaN, at the index
     of its first NaN. The values keep kthvalue's gradient where no NaN is present."""
-    from .reduction import argmax
-    from .ternary import where
     with no_grad_ctx():
         isnan = x.isnan()
         has_nan = isnan.any(dim=a, keepdim=keepdim)
@@ -201,7 +199,6 @@ def _median_numpy(x: Tensor, axis: Any, keepdims: bool) -> Tensor:
     v = sort_torch(flat, -1).values
     lo, hi = v.narrow(-1, (n - 1) // 2, 1), v.narrow(-1, n // 2, 1)
     med = (lo + hi) / 2
-    from .ternary import where
     med = where(v.narrow(-1, n - 1, 1).isnan(), v.narrow(-1, n - 1, 1), med).squeeze(-1)
     if keepdims:
         shape = list(x.shape)
@@ -220,8 +217,6 @@ def nanmedian(x: Tensor, dim: Any = _UNSET, keepdim: bool = False) -> Any:
     a = 0 if full else normalize_axis(dim, x.ndim)
     if x._dtype.kind != "f":
         return median(t, a, keepdim).values if full else median(t, a, keepdim)
-    from .gather import gather
-    from .ternary import where
     sorted_v, idx = sort_torch(t, a)  # NaN last
     with no_grad_ctx():
         count = (~t.isnan()).sum(dim=a, keepdim=True)
@@ -263,7 +258,6 @@ def quantile(x: Tensor, q: Any, dim: int | None = None, keepdim: bool = False,
         outs.append(r if keepdim else r.squeeze(a))
     if isinstance(q, (int, float)):
         return outs[0]
-    from .join import stack
     return stack(outs, 0)
 
 
@@ -277,11 +271,9 @@ def searchsorted(x1: Tensor, x2: Any, /, *, side: str = "left", sorter: Tensor |
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     if not isinstance(x2, Tensor):
-        from .creation import tensor
         x2 = tensor(x2, device=x1.device)
     same_device("searchsorted", x1, x2, *([sorter] if sorter is not None else []))
     if sorter is not None:
-        from .gather import gather, take
         x1 = take(x1, sorter) if x1.ndim == 1 else gather(x1, -1, sorter)
     if x1.ndim > 1 and x1.shape[:-1] != x2.shape[:-1]:
         raise ShapeError(f"searchsorted: leading dims of the sorted sequence {x1.shape[:-1]} "
@@ -332,14 +324,11 @@ def _unique_core(x: Tensor) -> UniqueAll:
     with no_grad_ctx():
         flat = x.reshape(-1)
         n = flat.shape[0]
-        from .creation import arange, zeros
         if n == 0:
             e = zeros(0, dtype=_dt.int64, device=x.device)
             return UniqueAll(flat.clone(), e, e.reshape(x.shape), e)
         order = argsort(flat, 0, stable=True)
-        from .gather import gather, nonzero, scatter
         sv = gather(flat, 0, order)
-        from .join import cat
         first = cat([(sv[:1] == sv[:1]) | True, sv[1:] != sv[:-1]])
         starts = nonzero(first)[0]
         values = gather(sv, 0, starts)

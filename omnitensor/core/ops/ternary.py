@@ -9,6 +9,8 @@ from ..graph import needs_grad, record
 from ..shape_util import broadcast_shapes
 from ..tensor import Tensor, _make
 from .elementwise import _PY_OF_KIND, _backend_failure, _mixed_devices
+from ..graph import no_grad_ctx
+from .elementwise import maximum, minimum
 
 _SCALARS = (bool, int, float, complex)
 
@@ -103,8 +105,6 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
         raise TypeError(f"clamp: expected a Tensor, got {type(x).__name__}")
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
-    from .elementwise import maximum, minimum
-    from ..graph import no_grad_ctx
     with no_grad_ctx():
         out = x
         if min is not None:

@@ -9,6 +9,8 @@ arrays; the main process rebuilds cpu tensors, and the training loop moves them 
 ``.to(device)`` as in torch. A dataset made of device tensors is refused up front
 (``check_dataset``); a device tensor produced in a worker is reported by name.
 
+Each worker runs one intra-op thread (``set_num_threads(1)``, as torch does).
+
 Seeding (torch's scheme): the main process draws ``base_seed`` once per epoch from the
 loader's ``generator`` (or the default generator); worker ``i`` seeds omnitensor's
 default generator and Python's ``random`` with ``base_seed + i`` and NumPy's global RNG
@@ -205,8 +207,10 @@ def worker_loop(spec: WorkerSpec, worker_id: int, base_seed: int, index_queue: A
     """Serve tasks ``(epoch, task_index, indices)`` from ``index_queue`` until ``None``;
     answer ``(epoch, task_index, batch | ExceptionWrapper | IterableEnd)``."""
     global _worker_info
-    from .. import device as _device, manual_seed
+    from .. import device as _device, manual_seed, set_num_threads
     try:
+        # as torch: one intra-op thread per worker (the workers are the parallelism)
+        set_num_threads(1)
         seed = base_seed + worker_id
         random.seed(seed)
         manual_seed(seed)

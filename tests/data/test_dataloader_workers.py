@@ -142,7 +142,7 @@ def test_worker_init_fn_and_worker_info():
         def __getitem__(self, i):
             info = get_worker_info()
             return np.array([info.id, info.num_workers, os.environ["OT_TEST_WORKER"] ==
-                             str(info.id), info.dataset is self])
+                             str(info.id), info.dataset is self, ot.get_num_threads()])
 
     def init(worker_id):
         os.environ["OT_TEST_WORKER"] = str(worker_id)
@@ -152,6 +152,7 @@ def test_worker_init_fn_and_worker_info():
         WhoAmI(), batch_size=2, num_workers=2, worker_init_fn=init)])
     np.testing.assert_array_equal(rows[:, 1], 2)
     assert rows[:, 2].all() and rows[:, 3].all()
+    np.testing.assert_array_equal(rows[:, 4], 1)  # one intra-op thread per worker
     np.testing.assert_array_equal(rows[:, 0], [0, 0, 1, 1, 0, 0, 1, 1])  # round robin
     assert seen == [] and "OT_TEST_WORKER" not in os.environ
 

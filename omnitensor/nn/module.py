@@ -18,7 +18,7 @@ from ..core import dtypes as _dt
 from ..core.device import Device
 from ..core.graph import is_grad_enabled, no_grad_ctx
 from ..core.tensor import Tensor
-from ..utils.hooks import RemovableHandle
+from ..core.hooks import RemovableHandle
 from .module_state import IncompatibleKeys, StateDictMixin, _hook_ids
 from .parameter import Parameter
 

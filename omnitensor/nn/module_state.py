@@ -8,7 +8,7 @@ from typing import Any, Callable, NamedTuple
 
 from ..core.graph import no_grad_ctx
 from ..core.tensor import Tensor
-from ..utils.hooks import RemovableHandle
+from ..core.hooks import RemovableHandle
 from .parameter import Parameter
 
 __all__ = ["StateDictMixin", "IncompatibleKeys"]

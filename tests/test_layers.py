@@ -1,0 +1,65 @@
+"""The layer contracts (``.importlinter`` at the repository root) hold for the package.
+
+Layers, top to bottom: compat faces and tools, libraries (data > distributed > nn | optim),
+autograd and the public op faces (linalg, fft), core, backends, errors. A failure prints
+import-linter's report: which module imports which, by which chain and line.
+"""
+from __future__ import annotations
+
+import configparser
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+importlinter = pytest.importorskip(
+    "importlinter", reason="import-linter is not installed (pip install import-linter)")
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / ".importlinter"
+
+
+def _lint(cwd: Path, config: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    # a subprocess: import-linter imports the package it checks, and the check must see the
+    # files on disk as they are, not modules this test session imported earlier
+    code = ("import sys; from importlinter.cli import lint_imports; "
+            f"sys.exit(lint_imports(config_filename={str(config)!r}, no_cache=True, "
+            "no_logo=True))")
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_layer_contracts_hold() -> None:
+    res = _lint(ROOT, CONFIG)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "0 broken" in res.stdout, res.stdout
+
+
+def test_contracts_reject_core_importing_a_library(tmp_path: Path) -> None:
+    """The same contract file fails on a package where core imports nn (so a kept contract
+    means something)."""
+    pkg = tmp_path / "omnitensor"
+    parser = configparser.ConfigParser()
+    parser.read(CONFIG)
+    layers = parser["importlinter:contract:layers"]["layers"].split()
+    for name in {n for n in layers if n not in ":|"}:  # every layer must exist
+        (pkg / name).mkdir(parents=True)
+        (pkg / name / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "core" / "tensor.py").write_text(textwrap.dedent("""
+        def softmax(x):
+            from ..nn import functional  # an upward import, hidden in a function
+            return functional
+    """))
+    (pkg / "nn" / "functional.py").write_text("from ..core import tensor\n")
+    # the package's own ignored imports do not occur in this small one
+    config = tmp_path / ".importlinter"
+    config.write_text(CONFIG.read_text().replace(
+        "exhaustive = False", "exhaustive = False\nunmatched_ignore_imports_alerting = none"))
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    res = _lint(tmp_path, config, env)
+    assert res.returncode != 0, res.stdout + res.stderr
+    assert "omnitensor.core.tensor -> omnitensor.nn.functional" in res.stdout, res.stdout

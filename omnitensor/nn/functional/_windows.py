@@ -293,10 +293,10 @@ def windows(x: Tensor, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints
                 split += [o, k]
             perm = (0, 1) + tuple(3 + 2 * i for i in range(nd)) + \
                 tuple(2 + 2 * i for i in range(nd))
-            return buf.reshape(split).permute(perm).reshape((n, c, kk) + tuple(out))
+            return fresh(buf.reshape(split).permute(perm).reshape((n, c, kk) + tuple(out)))
         keys = _slot_keys(kernel, stride, dilation, out)
         if kk == 1:
-            return buf[(_ALL, _ALL, None) + keys[0]].contiguous()
+            return buf[(_ALL, _ALL, None) + keys[0]].clone()
         return cat([buf[(_ALL, _ALL, None) + key] for key in keys], 2)
 
 
@@ -326,7 +326,7 @@ def windows_adjoint(cols: Tensor, size: Ints, kernel: Ints, stride: Ints, paddin
             perm = [0, 1]
             for i in range(nd):
                 perm += [2 + nd + i, 2 + i]
-            buf = cols.reshape(split).permute(perm).reshape((n, c) + tuple(need))
+            buf = fresh(cols.reshape(split).permute(perm).reshape((n, c) + tuple(need)))
         else:
             buf = zeros((n, c) + tuple(need), dtype=cols.dtype, device=cols.device)
             for i, key in enumerate(_slot_keys(kernel, stride, dilation, out)):
@@ -335,6 +335,13 @@ def windows_adjoint(cols: Tensor, size: Ints, kernel: Ints, stride: Ints, paddin
             return buf
         # crop the padding; positions no window reached stay zero
         return _place(buf, tuple(-lo for lo in padding), tuple(size), 0)
+
+
+def fresh(t: Tensor) -> Tensor:
+    """``t`` itself, or a copy when ``t`` is a view (``t._base``, torch's attribute). A
+    graph node's output must own its storage: an in-place op on a view is recorded
+    against the view's base (CopySlices), which would bypass the node."""
+    return t if t._base is None else t.clone()
 
 
 def spatial(shape: Sequence[int], nd: int) -> Ints:

@@ -18,8 +18,8 @@ from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.tensor import Tensor
 from ...core.trusted import ops_for
 from ._utils import differentiable_backward, pair
-from ._windows import (Ints, conv_geometry, conv_transpose_geometry, out_size, windows,
-                       windows_adjoint)
+from ._windows import (Ints, conv_geometry, conv_transpose_geometry, fresh, out_size,
+                       windows, windows_adjoint)
 
 __all__ = ["unfold", "fold", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
            "conv_transpose2d", "conv_transpose3d"]
@@ -74,9 +74,13 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
     with no_grad_ctx():
         cols = windows(x, k, s, p, d, out).reshape(n, groups, ckk, length)
         y = (weight.reshape(groups, o // groups, ckk) @ cols).reshape((n, o) + out)
+        # the node's output must own its storage (not a view of the matmul result): the
+        # bias add makes a new tensor (operands checked above: the trusted path when they
+        # share device and dtype), else a copy
         if bias is not None:
-            # operands checked above: the trusted path when they share device and dtype
-            ops_for(y, bias).add_(y, bias.reshape(_bias_shape(o, nd)))
+            y = ops_for(y, bias).add(y, bias.reshape(_bias_shape(o, nd)))
+        else:
+            y = fresh(y)
     if needs_grad(x, weight, bias):
         record("ConvolutionBackward0", _conv_backward, y, (x, weight, bias), (x, weight),
                cols=cols, k=k, s=s, p=p, d=d, groups=groups, size=tuple(x.shape[2:]))

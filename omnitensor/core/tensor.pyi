@@ -678,8 +678,10 @@ class Tensor:
         ...
     def log2_(self) -> Tensor: ...
     def log_(self) -> Tensor: ...
-    def log_softmax(self, dim: _int, dtype: Any = None) -> Tensor:
-        """``torch.log_softmax`` (``nn.functional.log_softmax``)."""
+    def log_softmax(self, dim: _int | None = None, dtype: Any = None) -> Tensor:
+        """``x - logsumexp(x)`` along ``dim`` (numerically stable); torch's
+        ``log_softmax(input, dim, dtype=None)``.
+        """
         ...
     def logaddexp(self, x2: Any, /) -> Tensor:
         """Elementwise logaddexp with broadcasting and type promotion."""
@@ -982,8 +984,10 @@ class Tensor:
     def slogdet(self, *args: Any, **kwargs: Any) -> Any:
         """``omnitensor.linalg.slogdet`` (torch's ``slogdet``)."""
         ...
-    def softmax(self, dim: _int, dtype: Any = None) -> Tensor:
-        """``torch.softmax`` (``nn.functional.softmax``)."""
+    def softmax(self, dim: _int | None = None, dtype: Any = None) -> Tensor:
+        """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (numerically stable); torch's
+        ``softmax(input, dim, dtype=None)``.
+        """
         ...
     def sort(self, dim: _int = -1, descending: _bool = False, stable: _bool = False) -> Any: ...
     def split(self, split_size_or_sections: Any, dim: _int = 0) -> tuple[Tensor, ...]:

@@ -21,6 +21,7 @@ from .elementwise import imag, isinf, isnan, logaddexp, real, where
 from .gather import scatter, scatter_add
 from .inplace import inplace_method
 from .reduction import vector_norm
+from .softmax import log_softmax, softmax  # torch.softmax and Tensor.softmax
 
 __all__ = ["clamp_min", "clamp_max", "index_add", "index_copy", "index_fill", "index_put",
            "nan_to_num",
@@ -458,18 +459,6 @@ def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
 
 
 # ----------------------------------------------------------------- Tensor methods
-def softmax(x: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    """``torch.softmax`` (``nn.functional.softmax``)."""
-    from ...nn.functional import softmax as f
-    return f(x, dim, dtype=dtype)
-
-
-def log_softmax(x: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    """``torch.log_softmax`` (``nn.functional.log_softmax``)."""
-    from ...nn.functional import log_softmax as f
-    return f(x, dim, dtype=dtype)
-
-
 def _linalg(name: str, attr: str | None = None) -> Any:
     target = getattr(linalg, attr or name)
 

@@ -1,21 +1,16 @@
 """Activation functions, softmax and log_softmax.
 
-``softmax``/``log_softmax`` are single graph nodes with explicit backward formulas (fewer
-nodes = less Python per step than the composite's six); each backward is written with
-Tensor ops on the saved *output*, so it is itself differentiable (double backward). A
-backend may add a native forward: ``backend.softmax(x, axis) -> array`` and
-``backend.log_softmax(x, axis) -> array`` on its own arrays (same dtype and shape).
+``softmax``/``log_softmax`` are core's (``core/ops/softmax.py``: single graph nodes with
+explicit, differentiable backward formulas, and the backend's optional native forward);
+this module gives them torch's ``nn.functional`` signatures.
 """
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
-from ...core.graph import needs_grad, no_grad_ctx, record
-from ...core.shape_util import normalize_axis
+from ...core.ops.softmax import softmax_data, softmax_node
 from ...core.tensor import Tensor
-from ._utils import native, wrap
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "selu", "celu",
            "gelu", "silu", "mish", "tanh", "sigmoid", "hardtanh", "hardsigmoid", "hardswish",
@@ -158,77 +153,24 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
 
 
 # ---------------------------------------------------------------- softmax family
-def _softmax_dim(ndim: int, dim: Any, name: str) -> int:
-    if dim is None:
-        # torch's legacy implicit choice, with its warning
-        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
-                      f"call to include dim=X as an argument.", UserWarning, stacklevel=3)
-        dim = 0 if ndim in (0, 1, 3) else 1
-    return normalize_axis(dim, max(ndim, 1)) if ndim else 0
-
-
-def _softmax_data(x: Tensor, d: int, log: bool, ops: Any = Tensor) -> Tensor:
-    """The forward values (no graph); ``ops`` is the op namespace (``core/trusted.py``:
-    the trusted ops once the caller has established one device and floating dtype)."""
-    fast = native(x, "log_softmax" if log else "softmax")
-    if fast is not None:
-        return wrap(fast(x._data, d), x)
-    if x.ndim == 0:
-        from ...core.ops.creation import zeros_like, ones_like
-        return zeros_like(x) if log else ones_like(x)
-    shifted = ops.sub(x, ops.amax(x, d, True))
-    e = ops.exp(shifted)
-    s = ops.sum(e, d, True)
-    if log:
-        return ops.sub_(shifted, ops.log(s))
-    return ops.div_(e, s)
+# The one softmax formula (a graph node with its closed-form backward) is core's
+# (core/ops/softmax.py); these are torch's nn.functional signatures over it.
+_softmax_data = softmax_data
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
             dtype: Any = None) -> Tensor:
     """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (numerically stable)."""
-    return _softmax_node(input, dim, dtype, False)
-
-
-def _softmax_node(input: Tensor, dim: int | None, dtype: Any, log: bool  # noqa: A002
-                  ) -> Tensor:
-    """softmax (``log``: log_softmax) as one graph node with its closed-form backward."""
-    x = input if dtype is None else input.to(dtype)
-    if x.dtype.kind not in "fc":
-        x = x.to(_default_float())
-    name = "log_softmax" if log else "softmax"
-    d = _softmax_dim(x.ndim, dim, name)
-    with no_grad_ctx():
-        out = _softmax_data(x, d, log)
-    if needs_grad(x):
-        record("LogSoftmaxBackward0" if log else "SoftmaxBackward0",
-               _log_softmax_backward if log else _softmax_backward, out, (x,), (out,), dim=d)
-    return out
-
-
-def _softmax_backward(node: Any, g: Tensor) -> tuple:
-    (y,) = node.saved_tensors
-    gy = g * y
-    return (gy - y * gy.sum(dim=node.dim, keepdim=True),)
+    return softmax_node(input, dim, dtype, False)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
                 dtype: Any = None) -> Tensor:
     """``x - logsumexp(x)`` along ``dim`` (numerically stable)."""
-    return _softmax_node(input, dim, dtype, True)
-
-
-def _log_softmax_backward(node: Any, g: Tensor) -> tuple:
-    (y,) = node.saved_tensors
-    return (g - y.exp() * g.sum(dim=node.dim, keepdim=True),)
+    return softmax_node(input, dim, dtype, True)
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
             dtype: Any = None) -> Tensor:
     """Softmax of ``-x`` along ``dim``."""
-    return softmax(-input, dim, dtype=dtype)
-
-
-def _default_float() -> Any:
-    from ...core.dtypes import get_default_dtype
-    return get_default_dtype()
+    return softmax_node(-input, dim, dtype, False)

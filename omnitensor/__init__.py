@@ -27,6 +27,7 @@ from .core.tensor import Tensor
 from .errors import (BackendError, BackendUnavailableError, DeviceError, DeviceMismatchError,
                      DTypeError, IndexOutOfRangeError, OmnitensorError, ShapeError,
                      UnsupportedDTypeError)
+from .errors import OutOfMemoryError
 
 from .core.ops.creation import (arange, asarray, empty, empty_like, eye, from_dlpack,
                                 from_numpy, full, full_like, linspace, logspace, meshgrid, ones,

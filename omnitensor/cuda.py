@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .backends import registry
+from .errors import OutOfMemoryError  # noqa: F401 - torch.cuda.OutOfMemoryError
 
 __all__ = ["is_available", "device_count", "synchronize", "current_device",
            "get_device_name", "memory_allocated", "memory_reserved", "empty_cache", "is_rocm",

@@ -51,3 +51,54 @@ def mismatch_message(op: str, a: object, b: object) -> str:
     return (f"{op}: expected all tensors on the same device, got {a} and {b}. "
             f"omnitensor never moves data implicitly: call .to('{a}') (or .to('{b}')) "
             f"on one operand first.")
+
+
+class OutOfMemoryError(BackendError):
+    """A device (or the host) cannot provide the memory an op asked for: torch's
+    ``torch.OutOfMemoryError`` (``torch.cuda.OutOfMemoryError``), a RuntimeError (and a
+    BackendError, which it refines). The
+    message names the device, the bytes requested, allocated and reserved, and the fix; the
+    same numbers are attributes (None when the backend cannot tell). The process stays
+    usable: free tensors (or call ``omnitensor.empty_cache``) and retry."""
+
+    def __init__(self, message: str, *, device: object = None, requested: int | None = None,
+                 allocated: int | None = None, reserved: int | None = None) -> None:
+        super().__init__(message)
+        self.device = device
+        self.requested = requested
+        self.allocated = allocated
+        self.reserved = reserved
+
+
+def format_bytes(n: int) -> str:
+    """``1.50 GiB``: binary units, as torch's out-of-memory message prints them."""
+    value = float(n)
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(value) < 1024 or unit == "PiB":
+            return f"{int(value)} bytes" if unit == "bytes" else f"{value:.2f} {unit}"
+        value /= 1024
+    return f"{n} bytes"  # unreachable
+
+
+def out_of_memory(device: object, requested: int | None, *, allocated: int | None = None,
+                  reserved: int | None = None, total: int | None = None,
+                  available: int | None = None, why: str = "") -> OutOfMemoryError:
+    """The one out-of-memory error every backend raises (its message in torch's shape)."""
+    asked = f"tried to allocate {format_bytes(requested)}" if requested is not None \
+        else "an allocation failed"
+    parts = []
+    if allocated is not None:
+        parts.append(f"{format_bytes(allocated)} allocated by tensors")
+    if reserved is not None:
+        parts.append(f"{format_bytes(reserved)} reserved (cached) by omnitensor")
+    if total is not None:
+        parts.append(f"the device has {format_bytes(total)} in total")
+    if available is not None:
+        parts.append(f"{format_bytes(available)} free")
+    usage = f" ({'; '.join(parts)})" if parts else ""
+    reason = f" [{why}]" if why else ""
+    msg = (f"{device} is out of memory: {asked}{usage}{reason}. Free tensors you no longer "
+           f"need (del them), reduce the batch or tensor size, or call "
+           f"omnitensor.empty_cache('{device}') to release cached blocks.")
+    return OutOfMemoryError(msg, device=device, requested=requested, allocated=allocated,
+                            reserved=reserved)

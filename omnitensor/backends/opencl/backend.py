@@ -116,6 +116,15 @@ class OpenCLBackend(Backend):
             if index is None or i == index:
                 st.empty_cache()
 
+    def memory_stats(self, index: int) -> dict[str, int]:
+        """Bytes of the device's pool: held by tensors (``allocated_bytes``) and managed in
+        all, cached blocks included (``reserved_bytes``), torch's two numbers."""
+        st = self._states.get(index)
+        if st is None:
+            return {"allocated_bytes": 0, "reserved_bytes": 0}
+        return {"allocated_bytes": int(st.pool.active_bytes),
+                "reserved_bytes": int(st.pool.managed_bytes)}
+
     # ----------------------------------------------------------------------- memory
     def empty(self, shape, dtype, index):
         st = self.state(index)

@@ -19,9 +19,12 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cl_tools
 
-from ...errors import BackendError, UnsupportedDTypeError
+from ...errors import BackendError, UnsupportedDTypeError, out_of_memory
+from .. import host_memory
 
 _lock = threading.Lock()
+#: host memory left free beyond a CPU device's allocation (driver and kernel scratch)
+_HOST_MARGIN = 64 << 20
 _devices: list[Any] | None = None
 _enum_error: str | None = None
 
@@ -130,10 +133,8 @@ class DeviceState:
         """A pooled buffer of at least ``nbytes`` bytes (the shared dummy for 0 bytes)."""
         if nbytes <= 0:
             return self.dummy
-        if nbytes > 1 << 20 and (nbytes > self.max_alloc or
-                                 self.pool.active_bytes + nbytes > self.mem_size):
-            self.pool.free_held()
-            raise self._alloc_error(nbytes, "exceeds the device's memory")
+        if nbytes > 1 << 20:
+            self._check_room(nbytes)
         try:
             return self.pool.allocate(nbytes)
         except cl.Error as e:
@@ -143,18 +144,44 @@ class DeviceState:
             except cl.Error:
                 raise self._alloc_error(nbytes, e) from None
 
-    def _alloc_error(self, nbytes: int, err: Any) -> Exception:
-        size = _fmt_bytes(nbytes)
+    def _check_room(self, nbytes: int) -> None:
+        """Refuse, before the driver sees it, an allocation the device cannot hold. A CPU
+        device's memory is the host's: PoCL advertises most of the RAM and allocates
+        lazily, so past an address-space or cgroup limit its allocation segfaults instead
+        of failing; check the host's real headroom (``host_memory``) instead."""
         if nbytes > self.max_alloc:
-            return BackendError(
-                f"{self.name} ({self.label}): cannot allocate {size} in one buffer: the "
-                f"device's largest single allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE) is "
-                f"{_fmt_bytes(self.max_alloc)}. Split the tensor or use another device.")
-        return BackendError(
-            f"{self.name} ({self.label}) is out of memory: allocating {size} failed "
-            f"({_fmt_bytes(self.pool.active_bytes)} in use by omnitensor, device memory "
-            f"{_fmt_bytes(int(self.dev.global_mem_size))}). Free tensors, reduce the "
-            f"batch size, or call omnitensor.empty_cache('{self.name}'). [{err}]")
+            raise self._alloc_error(nbytes, "larger than the largest single buffer")
+        if self.pool.active_bytes + nbytes > self.mem_size:
+            self.pool.free_held()
+            raise self._alloc_error(nbytes, "exceeds the device's memory")
+        if self.is_cpu:
+            room = self._host_room(nbytes)
+            if nbytes + _HOST_MARGIN > room:
+                self.pool.free_held()  # cached blocks are host memory too: retry once
+                room = self._host_room(nbytes)
+                if nbytes + _HOST_MARGIN > room:
+                    raise self._alloc_error(nbytes, "exceeds the host memory this process "
+                                            "can still get", available=room)
+
+    @staticmethod
+    def _host_room(nbytes: int) -> int:
+        # RLIMIT_AS headroom costs ~5 us; /proc/meminfo ~100 us: only for big requests
+        room = host_memory.address_space_headroom()
+        if nbytes >= 1 << 28:
+            room = min(room, host_memory.available_bytes())
+        return room
+
+    def _alloc_error(self, nbytes: int, err: Any, available: int | None = None) -> Exception:
+        if nbytes > self.max_alloc:
+            why = (f"{self.label}: the largest single buffer "
+                   f"(CL_DEVICE_MAX_MEM_ALLOC_SIZE) is {_fmt_bytes(self.max_alloc)}; "
+                   f"split the tensor or use another device")
+        else:
+            why = f"{self.label}: {err}"
+        return out_of_memory(self.name, nbytes, allocated=int(self.pool.active_bytes),
+                             reserved=int(self.pool.managed_bytes),
+                             total=int(self.dev.global_mem_size), available=available,
+                             why=why)
 
     def empty_cache(self) -> None:
         """Free pooled blocks no tensor uses (after a synchronize)."""

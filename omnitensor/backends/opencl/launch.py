@@ -58,9 +58,12 @@ def launch_error(queue: Any, k: Any, err: Exception) -> Exception:
     what = str(err)
     if "OUT_OF_RESOURCES" in what or "MEM_OBJECT_ALLOCATION" in what or \
             "OUT_OF_HOST_MEMORY" in what:
-        return BackendError(f"OpenCL device {dev.name.strip()} ran out of memory or "
-                            f"resources running kernel {name}: {what}. Free tensors or "
-                            f"reduce the problem size.")
+        from ...errors import out_of_memory
+        from .device import cl_devices
+        where = next((f"opencl:{i}" for i, d in enumerate(cl_devices()) if d == dev),
+                     f"OpenCL device {dev.name.strip()}")
+        return out_of_memory(where, None,
+                             why=f"running kernel {name}: {what}")
     return BackendError(f"OpenCL kernel {name} failed on {dev.name.strip()}: {what}")
 
 

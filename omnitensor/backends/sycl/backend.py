@@ -131,6 +131,8 @@ class SyclBackend(NamespaceBackend):
                 setattr(self, name, sycl_ops.out_may_alias_x1(fn))
         self._pools = [sycl_pool.DevicePool(q, sycl_pool.default_limit(d.global_mem_size))
                        for q, d in zip(self._queues, self._devices)]
+        for i, p in enumerate(self._pools):
+            p.name = f"sycl:{i}"
         self._pooling = any(p.limit > 0 for p in self._pools)
         if self._pooling:  # elementwise results of >= 256 KiB reuse cached allocations
             for name in UNARY + ("rsqrt",):
@@ -255,9 +257,12 @@ class SyclBackend(NamespaceBackend):
         return n >= sycl_pool.MIN_BYTES
 
     def memory_stats(self, index: int) -> dict[str, int]:
-        """Idle bytes cached by the device's memory pool, and its cap."""
+        """Idle bytes cached by the device's memory pool and its cap; bytes the pool lends
+        to live arrays (``allocated_bytes``: results under 256 KiB come from dpnp and are
+        not counted) and those plus the cache (``reserved_bytes``)."""
         p = self._pools[index]
-        return {"pool_cached_bytes": p.cached, "pool_limit_bytes": p.limit}
+        return {"pool_cached_bytes": p.cached, "pool_limit_bytes": p.limit,
+                "allocated_bytes": p.leased, "reserved_bytes": p.leased + p.cached}
 
     def empty_cache(self, index: int | None = None) -> None:
         """Return the idle cached allocations of one device (all when None) to the

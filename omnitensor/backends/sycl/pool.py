@@ -36,6 +36,8 @@ from dpctl.memory import MemoryUSMDevice, USMAllocationError
 from dpnp.dpnp_array import dpnp_array
 from dpnp.tensor import usm_ndarray
 
+from ...errors import out_of_memory
+
 #: results smaller than this are left to dpnp's own allocation
 MIN_BYTES = 1 << 18
 
@@ -73,7 +75,16 @@ class DevicePool:
         self.queue = queue
         self.limit = limit
         self.cached = 0
+        self.leased = 0  # bytes lent to live arrays (an estimate, like ``cached``)
         self._free: dict[int, list[Any]] = {}
+        self.name = "sycl"  # the backend sets "sycl:<index>" for messages
+
+    def out_of_memory(self, nbytes: int, why: str = "USM allocation failed") -> Exception:
+        """The OutOfMemoryError for a failed allocation of ``nbytes`` on this device."""
+        dev = self.queue.sycl_device
+        return out_of_memory(self.name, nbytes, allocated=self.leased,
+                             reserved=self.leased + self.cached,
+                             total=int(dev.global_mem_size), why=f"{dev.name}: {why}")
 
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
         """A C-contiguous dpnp array on a recycled (or new) allocation."""
@@ -93,12 +104,17 @@ class DevicePool:
                 mem = MemoryUSMDevice(size, queue=self.queue)
             except USMAllocationError:  # out of memory: give the cache back and retry
                 self.empty_cache()
-                mem = MemoryUSMDevice(size, queue=self.queue)
+                try:
+                    mem = MemoryUSMDevice(size, queue=self.queue)
+                except USMAllocationError:
+                    raise self.out_of_memory(nbytes) from None
+        self.leased += size
         buf = MemoryUSMDevice(_Lease(mem, self))  # a view of mem that keeps the lease
         return dpnp_array._create_from_usm_ndarray(usm_ndarray(shape, dtype=dtype, buffer=buf))
 
     def _release(self, mem: Any) -> None:
         size = mem.nbytes
+        self.leased -= size
         if self.cached + size > self.limit:
             return  # over the cap: dropping the reference frees it
         self._free.setdefault(size, []).append(mem)

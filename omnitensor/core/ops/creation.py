@@ -8,6 +8,7 @@ import numpy as np
 
 from ...errors import DTypeError
 from .. import dtypes as _dt
+from .. import oom as _oom
 from ..device import (Device, check_dtype, device as as_device, get_default_device,  # noqa: F401
                       resolve_device)
 from ..shape_util import as_shape
@@ -33,7 +34,13 @@ def from_host(array: np.ndarray, dev: Device, dtype: _dt.DType | None = None,
     _checked(dev, d)
     if array.dtype != d.np:
         array = array.astype(d.np)
-    t = _make(dev.backend.from_numpy(array, dev.index), dev, d)
+    try:
+        data = dev.backend.from_numpy(array, dev.index)
+    except Exception as e:  # noqa: BLE001 - an allocation failure becomes OutOfMemoryError
+        if _oom.is_out_of_memory(e):
+            raise _oom.translate(e, dev, array.nbytes) from None
+        raise
+    t = _make(data, dev, d)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -202,8 +209,16 @@ def _creation(shape: tuple, dtype: _dt.DType, device: Any, requires_grad: bool,
     dev = resolve_device(device)
     _checked(dev, dtype)
     be = dev.backend
-    data = be.empty(shape, dtype.np, dev.index) if fill is None else \
-        be.full(shape, fill, dtype.np, dev.index)
+    if _oom.nbytes(shape, dtype.itemsize) >= 1 << 62:  # NumPy: a ValueError, torch: overflow
+        raise _oom.out_of_memory(str(dev), _oom.nbytes(shape, dtype.itemsize),
+                                 why="larger than any address space")
+    try:
+        data = be.empty(shape, dtype.np, dev.index) if fill is None else \
+            be.full(shape, fill, dtype.np, dev.index)
+    except Exception as e:  # noqa: BLE001 - an allocation failure becomes OutOfMemoryError
+        if _oom.is_out_of_memory(e):
+            raise _oom.translate(e, dev, _oom.nbytes(shape, dtype.itemsize)) from None
+        raise
     t = _make(data, dev, dtype)
     if requires_grad:
         t.requires_grad_(True)

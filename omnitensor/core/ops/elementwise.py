@@ -22,6 +22,7 @@ from ..graph import _mode, record
 from ..shape_util import broadcast_shapes
 from ..tensor import Tensor, _make
 from . import dtype_rules as R
+from .. import oom as _oom
 from .elementwise_forwards import (_identity_for_integers, _float_predicate, _signbit,
                                   _positive, _real_part, _imag_part, _conj_forward, _rsqrt,
                                   _sigmoid, _relu, _floor_divide, _expm1, _tanh, _pow,
@@ -34,6 +35,8 @@ _SCALARS = (bool, int, float, complex)
 def _backend_failure(op: str, dev: Any, err: Exception) -> Exception:
     if isinstance(err, OmnitensorError):
         return err
+    if _oom.is_out_of_memory(err):
+        return _oom.translate(err, dev)
     return BackendError(f"{op} failed on {dev} ({dev.backend.name} backend): "
                         f"{type(err).__name__}: {err}")
 

@@ -30,6 +30,8 @@ def test_accelerator_follows_the_default_device(device):
         with pytest.raises(ValueError, match="out of range"):
             ot.accelerator.set_device_index(ot.accelerator.device_count())
         with pytest.raises(TypeError, match="device index"):
+            ot.accelerator.set_device_index(1.5)
+        with pytest.raises(ot.DeviceError, match="unknown device type"):
             ot.accelerator.set_device_index("zero")
 
 

@@ -5,9 +5,9 @@ layer, direction and packing, written with Tensor ops so autograd and every devi
 Speed: the input projection ``x W_ih^T + b_ih`` of a layer does not depend on the
 recurrence, so it is one matmul over all time steps; the loop then issues only the hidden
 projection and the gate arithmetic per step. The per-step pieces of that projection come
-from :class:`_SplitSteps`, whose backward is a single ``cat`` (one slice per step would
+from :func:`split`, whose backward is a single ``cat`` (one slice per step would
 scatter each step's gradient into a zero tensor of the full size: quadratic in the sequence
-length).
+length); the gate blocks of each step are split the same way.
 
 Data layout: a batch of sequences is a 2-D tensor of rows, time-major, ``batch_sizes[t]``
 rows for step ``t`` with decreasing batch sizes (a PackedSequence's layout; a padded batch
@@ -24,7 +24,7 @@ from ..core.ops.join import cat, stack
 from ..core.tensor import Tensor
 from . import functional as F
 
-__all__ = ["GATES", "CELLS", "rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell",
+__all__ = ["GATES", "CELLS", "split", "rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell",
            "cell_forward", "rnn_forward"]
 
 #: gate blocks stacked in weight_ih/weight_hh per mode (torch's order: LSTM i, f, g, o;
@@ -55,7 +55,7 @@ def lstm_cell(gi: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None,
     """``i, f, g, o`` gates; ``c' = f c + i g``, ``h' = o tanh(c')`` (then ``h' W_hr^T``
     with a projection)."""
     h, c = state
-    i, f, g, o = (gi + F.linear(h, w_hh, b_hh)).chunk(4, 1)
+    i, f, g, o = split(gi + F.linear(h, w_hh, b_hh), [c.shape[1]] * 4, 1)
     c = f.sigmoid() * c + i.sigmoid() * g.tanh()
     h = o.sigmoid() * c.tanh()
     if w_hr is not None:
@@ -69,11 +69,11 @@ def gru_cell(gi: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None,
     ``gh = h W_hh^T + b_hh`` (b_hn stays inside the reset gate, as in torch),
     ``h' = (1 - z) n + z h``."""
     h = state[0]
-    gh = F.linear(h, w_hh, b_hh)
-    n_h = h.shape[1]
-    rz = (gi[:, :2 * n_h] + gh[:, :2 * n_h]).sigmoid()
-    r, z = rz[:, :n_h], rz[:, n_h:]
-    n = (gi[:, 2 * n_h:] + r * gh[:, 2 * n_h:]).tanh()
+    hid = h.shape[1]
+    gi_rz, gi_n = split(gi, [2 * hid, hid], 1)
+    gh_rz, gh_n = split(F.linear(h, w_hh, b_hh), [2 * hid, hid], 1)
+    r, z = split((gi_rz + gh_rz).sigmoid(), [hid, hid], 1)
+    n = (gi_n + r * gh_n).tanh()
     return (n + z * (h - n),)
 
 
@@ -89,28 +89,34 @@ def cell_forward(mode: str, x: Tensor, state: State, w_ih: Tensor, w_hh: Tensor,
 
 
 # ------------------------------------------------------------------------- the time loop
-class _SplitSteps(Function):
-    """``x.split(sizes)`` with a backward that is one ``cat`` of the pieces' gradients."""
+class _Split(Function):
+    """``x.split(sizes, dim)`` with a backward that is one ``cat`` of the pieces'
+    gradients (a slice per piece would scatter each gradient into a zero tensor of the
+    full size, then add them all up)."""
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, sizes: list) -> tuple:
-        ctx.sizes = sizes
-        ctx.rest = tuple(x.shape[1:])
-        return tuple(x.split(sizes, 0))
+    def forward(ctx: Any, x: Tensor, sizes: list, dim: int) -> tuple:
+        ctx.sizes, ctx.dim, ctx.shape = sizes, dim, tuple(x.shape)
+        return tuple(x.split(sizes, dim))
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> tuple:
         like = next(g for g in grads if g is not None)
-        parts = [g if g is not None else
-                 zeros((n,) + ctx.rest, dtype=like.dtype, device=like.device)
-                 for g, n in zip(grads, ctx.sizes)]
-        return cat(parts, 0), None
+        parts = []
+        for g, n in zip(grads, ctx.sizes):
+            if g is None:
+                shape = list(ctx.shape)
+                shape[ctx.dim] = n
+                g = zeros(tuple(shape), dtype=like.dtype, device=like.device)
+            parts.append(g)
+        return cat(parts, ctx.dim), None, None
 
 
-def _steps(x: Tensor, sizes: list) -> tuple:
+def split(x: Tensor, sizes: list, dim: int = 0) -> tuple:
+    """Pieces of ``x`` along ``dim`` (views), differentiable with a one-``cat`` backward."""
     if len(sizes) == 1:
         return (x,)
-    return _SplitSteps.apply(x, sizes)
+    return _Split.apply(x, sizes, dim)
 
 
 def _direction(cell: Callable[..., State], gi: Tensor, batch_sizes: list, state0: State,
@@ -118,7 +124,7 @@ def _direction(cell: Callable[..., State], gi: Tensor, batch_sizes: list, state0
                reverse: bool) -> tuple[Tensor, State]:
     """Run one direction of one layer: the output rows (same layout as ``gi``) and the
     final state (full batch, sorted order)."""
-    steps = _steps(gi, batch_sizes)
+    steps = split(gi, batch_sizes, 0)
     outs = []
     if not reverse:
         state, done = state0, []

@@ -267,6 +267,7 @@ def _sgd(lib, model):
     return opt_mod.SGD(_groups(model, 0.05), lr=0.1, momentum=0.9)
 
 
+@pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step\\(\\)` before")
 @pytest.mark.parametrize("name", SCHEDULERS)
 def test_scheduler_matches_torch(device, name):
     """30 epochs of SGD + scheduler: the same rates (and momenta) after every step, and

@@ -398,3 +398,26 @@ def test_utils_data_import_paths():
     assert default_collate is data.default_collate
     assert omnitensor.utils.data.dataloader.get_worker_info is get_worker_info
     assert omnitensor.utils.data.DataLoader is DataLoader
+
+
+def test_workers_stay_on_the_host_under_a_device_default(device):
+    """With the main process defaulting to ``device`` (as under
+    OMNITENSOR_DEVICE=opencl:0), tensors a dataset creates in a worker are cpu tensors:
+    a forked worker never uses a device context. Moved in the loop, they equal the
+    main process's batches."""
+    class Made(Dataset):
+        def __len__(self):
+            return 6
+
+        def __getitem__(self, i):
+            t = ot.tensor([float(i), 2.0 * i])
+            return t, str(t.device)
+
+    with ot.device(device):
+        main = list(DataLoader(Made(), batch_size=3))
+        workers = list(DataLoader(Made(), batch_size=3, num_workers=2))
+    assert {d for b in workers for d in b[1]} == {"cpu"}
+    assert {d for b in main for d in b[1]} == {str(ot.device(device))}
+    for (a, _), (b, _) in zip(main, workers):
+        assert b.device.type == "cpu"
+        np.testing.assert_array_equal(b.to(device).cpu().numpy(), a.cpu().numpy())

@@ -221,6 +221,9 @@ def __getattr__(name: str) -> _Any:
     if name in _FROM_SPECIAL:
         from . import special
         return getattr(special, _FROM_SPECIAL[name])
+    if name == "compile":  # torch.compile: eager until capture lands (compiler.py)
+        from .compiler import compile
+        return compile
     if name == "autocast":  # torch.autocast is torch.amp.autocast
         from .amp import autocast
         return autocast

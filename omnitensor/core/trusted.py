@@ -15,9 +15,11 @@ formula is written once and runs on either::
 What a caller of :data:`ops` guarantees: tensor operands of one op share a device and a
 dtype (an integer index tensor may meet another of its own dtype); Python scalars are
 representable in that dtype (weak scalars, as in torch); dims are in range and shapes
-broadcastable. Whenever autograd would record (grad mode on and an operand requires
-grad), and for the cases the fast body does not cover, an op delegates to the checked
-Tensor method: the graph and every backward formula stay the op table's own. Results are
+broadcastable. The trusted bodies run outside grad mode (a composite's forward under
+no_grad, a backward without ``create_graph``, an optimizer step): in grad mode, where
+autograd may record, and for the cases a fast body does not cover, each op is the
+checked Tensor method itself, so the graph and every backward formula stay the op
+table's own and nothing is decided per operand on the hot path. Results are
 ordinary tensors; views are views (they share the version counter with their base).
 """
 from __future__ import annotations
@@ -59,10 +61,6 @@ def _checked(name: str) -> Callable[..., Any]:
     return call
 
 
-def _recording(a: Tensor, b: Any = None) -> bool:
-    return _mode.enabled and (a.requires_grad or (isinstance(b, Tensor) and b.requires_grad))
-
-
 # ops whose result has the operands' (floating) dtype: for these the trusted path needs no
 # dtype rule at all; the others (comparisons) look theirs up in the op row's cache
 _SAME_DTYPE = frozenset(("add", "subtract", "multiply", "divide", "maximum", "minimum"))
@@ -74,7 +72,7 @@ def _binary(op_name: str, method: str) -> Callable[[Tensor, Any], Tensor]:
     same = op_name in _SAME_DTYPE and fwd is None
 
     def fn(a: Tensor, b: Any) -> Tensor:
-        if _mode.enabled and _recording(a, b):
+        if _mode.enabled:
             return checked(a, b)
         is_t = isinstance(b, Tensor)
         d = a._dtype
@@ -126,12 +124,11 @@ def _binary_inplace(op_name: str, method: str) -> Callable[..., Tensor]:
     assert op_name in _SAME_DTYPE and op.forward is None
 
     def fn(x: Tensor, other: Any, alpha: Any = 1) -> Tensor:
-        if x._dtype.kind != "f" or (_mode.enabled and _recording(x, other)):
+        if _mode.enabled or x._dtype.kind != "f":
             if alpha != 1:
                 return getattr(Tensor, method)(x, other, alpha=alpha)
             return getattr(Tensor, method)(x, other)
-        dev = x._device
-        be = dev.backend
+        be = x._device.backend
         xd = x._data
         try:
             if isinstance(other, Tensor):
@@ -144,7 +141,7 @@ def _binary_inplace(op_name: str, method: str) -> Callable[..., Tensor]:
                 od = other * alpha if other.__class__ is float else float(other) * alpha
             getattr(be, prim)(xd, od, out=xd)
         except Exception as e:  # noqa: BLE001
-            raise _backend_failure(method, dev, e) from None
+            raise _backend_failure(method, x._device, e) from None
         base = x._base  # x._bump_version(), inlined
         (x if base is None else base)._vc += 1
         return x
@@ -155,8 +152,7 @@ def _binary_inplace(op_name: str, method: str) -> Callable[..., Tensor]:
 def _addc(prim: str, method: str) -> Callable[..., Tensor]:
     """``x += value * (t1 op t2)`` in place (torch's ``addcmul_``/``addcdiv_``)."""
     def fn(x: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any = 1) -> Tensor:
-        if x._dtype.kind != "f" or (_mode.enabled and (
-                x.requires_grad or tensor1.requires_grad or tensor2.requires_grad)):
+        if _mode.enabled or x._dtype.kind != "f":
             return getattr(Tensor, method)(x, tensor1, tensor2, value=value)
         dev = x._device
         be = dev.backend
@@ -182,7 +178,7 @@ def _unary(op_name: str, method: str) -> Callable[[Tensor], Tensor]:
     cache, prim, fwd, checked = op._cache, op.prim, op.forward, _checked(method)
 
     def fn(x: Tensor) -> Tensor:
-        if _mode.enabled and x.requires_grad:
+        if _mode.enabled:
             return checked(x)
         d = x._dtype
         cd, od = cache.get(d) or op.resolve(d)
@@ -219,7 +215,7 @@ def _reduction(prim: str, method: str) -> Callable[..., Tensor]:
 
     def fn(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
         nd = x._data.ndim
-        if x._dtype.kind != "f" or nd == 0 or _recording(x):
+        if _mode.enabled or x._dtype.kind != "f" or nd == 0:
             return checked(x, dim, keepdim)
         dev = x._device
         try:
@@ -261,7 +257,7 @@ class ops:  # noqa: N801 - used as a namespace, like the Tensor class it stands 
         """``a @ b`` for ``a`` of shape ``(..., K)`` and a matrix ``b``; the leading axes
         of ``a`` are folded into one GEMM (the checked matmul broadcasts ``b`` instead:
         the same numbers)."""
-        if b._data.ndim != 2 or a._data.ndim == 0 or _recording(a, b):
+        if _mode.enabled or b._data.ndim != 2 or a._data.ndim == 0:
             return a.matmul(b)
         dev = a._device
         be = dev.backend
@@ -281,14 +277,14 @@ class ops:  # noqa: N801 - used as a namespace, like the Tensor class it stands 
     @staticmethod
     def t(x: Tensor) -> Tensor:
         """The transpose of a matrix (a view)."""
-        if x._data.ndim != 2 or _recording(x):
+        if _mode.enabled or x._data.ndim != 2:
             return x.t()
         return _as_view(x, x._device.backend.permute(x._data, (1, 0)), _transpose)
 
     @staticmethod
     def reshape(x: Tensor, shape: tuple[int, ...]) -> Tensor:
         """``x`` with the explicit ``shape`` (no -1), a view when strides allow."""
-        if _recording(x):
+        if _mode.enabled:
             return x.reshape(shape)
         try:
             data = x._device.backend.reshape(x._data, shape)
@@ -299,7 +295,7 @@ class ops:  # noqa: N801 - used as a namespace, like the Tensor class it stands 
     @staticmethod
     def unsqueeze(x: Tensor, dim: int) -> Tensor:
         """``x`` with a new axis of size 1 at ``dim`` (a view)."""
-        if _recording(x):
+        if _mode.enabled:
             return x.unsqueeze(dim)
         shape = x._data.shape
         d = dim % (len(shape) + 1)
@@ -312,7 +308,7 @@ class ops:  # noqa: N801 - used as a namespace, like the Tensor class it stands 
         """``x`` converted to the DType ``dtype`` (``x`` itself when it has it)."""
         if dtype is x._dtype:
             return x
-        if _recording(x):
+        if _mode.enabled:
             return x.to(dtype)
         dev = x._device
         try:
@@ -323,14 +319,14 @@ class ops:  # noqa: N801 - used as a namespace, like the Tensor class it stands 
     @staticmethod
     def clone(x: Tensor) -> Tensor:
         """A copy of ``x``."""
-        if _recording(x):
+        if _mode.enabled:
             return x.clone()
         return _make(x._device.backend.copy(x._data), x._device, x._dtype)
 
     @staticmethod
     def copy_(x: Tensor, src: Tensor) -> Tensor:
         """Write ``src`` (same device and dtype, broadcastable) into ``x`` in place."""
-        if _recording(x, src):
+        if _mode.enabled:
             return x.copy_(src)
         be = x._device.backend
         sd = src._data
@@ -343,3 +339,4 @@ class ops:  # noqa: N801 - used as a namespace, like the Tensor class it stands 
 
 def _transpose(b: Tensor) -> Tensor:
     return b.t()
+

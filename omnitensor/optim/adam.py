@@ -42,47 +42,45 @@ class Adam(Optimizer):
                                   "maximize": maximize, "foreach": foreach})
 
     def _step(self) -> None:
+        """torch's Adam/AdamW update of each parameter, in place: one formula, run on the
+        ops :func:`~omnitensor.optim.optimizer.update_ops` picks."""
+        state, decoupled = self.state, self._decoupled
         for group in self.param_groups:
             trusted = group.get("foreach") is not False
+            lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], \
+                group["weight_decay"]
+            amsgrad, maximize = group["amsgrad"], group["maximize"]
             for p in group["params"]:
                 g = p.grad
                 if g is None:
                     continue
-                st = self.state[p]
+                st = state[p]
                 if not st:
                     st["step"] = 0
                     st["exp_avg"] = zeros_like(p)
                     st["exp_avg_sq"] = zeros_like(p)
-                    if group["amsgrad"]:
+                    if amsgrad:
                         st["max_exp_avg_sq"] = zeros_like(p)
                 step = st["step"]
-                st["step"] = (step if step.__class__ is int else int(_as_number(step))) + 1
-                ops = update_ops(p, g, st["exp_avg"], st["exp_avg_sq"],
-                                 st.get("max_exp_avg_sq")) if trusted else Tensor
-                self._update(ops, p, g, st, group)
-
-    def _update(self, ops: Any, p: Tensor, g: Tensor, st: dict, group: dict) -> None:
-        """torch's Adam/AdamW update of one parameter, in place (``ops``: see
-        ``optimizer.update_ops``)."""
-        lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], \
-            group["weight_decay"]
-        step = st["step"]
-        if group["maximize"]:
-            g = ops.neg(g)
-        if wd:
-            if self._decoupled:
-                ops.mul_(p, 1.0 - lr * wd)
-            else:
-                g = ops.add(g, ops.mul(p, wd))
-        m, v = st["exp_avg"], st["exp_avg_sq"]
-        ops.add_(ops.mul_(m, b1), g, alpha=1.0 - b1)
-        ops.addcmul_(ops.mul_(v, b2), g, g, value=1.0 - b2)
-        if group["amsgrad"]:
-            vmax = st["max_exp_avg_sq"]
-            ops.copy_(vmax, ops.maximum(vmax, v))
-            v = vmax
-        denom = ops.add_(ops.div_(ops.sqrt(v), math.sqrt(1.0 - b2 ** step)), eps)
-        ops.addcdiv_(p, m, denom, value=-lr / (1.0 - b1 ** step))
+                step = st["step"] = (step if step.__class__ is int else
+                                     int(_as_number(step))) + 1
+                m, v = st["exp_avg"], st["exp_avg_sq"]
+                vmax = st["max_exp_avg_sq"] if amsgrad else None
+                ops = update_ops(p, g, m, v, vmax) if trusted else Tensor
+                if maximize:
+                    g = ops.neg(g)
+                if wd:
+                    if decoupled:
+                        ops.mul_(p, 1.0 - lr * wd)
+                    else:
+                        g = ops.add(g, ops.mul(p, wd))
+                ops.add_(ops.mul_(m, b1), g, alpha=1.0 - b1)
+                ops.addcmul_(ops.mul_(v, b2), g, g, value=1.0 - b2)
+                if amsgrad:
+                    ops.copy_(vmax, ops.maximum(vmax, v))
+                    v = vmax
+                denom = ops.add_(ops.div_(ops.sqrt(v), math.sqrt(1.0 - b2 ** step)), eps)
+                ops.addcdiv_(p, m, denom, value=-lr / (1.0 - b1 ** step))
 
 
 class AdamW(Adam):

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..core.graph import set_grad_enabled_raw
 from ..core.tensor import Tensor
-from ..core.trusted import ops_for
+from ..core.trusted import ops as trusted_ops
 
 __all__ = ["Optimizer", "required", "update_ops"]
 
@@ -27,11 +27,14 @@ def update_ops(p: Tensor, *tensors: Tensor | None) -> Any:
     """The op namespace for an in-place update of ``p`` from ``tensors`` (its gradient and
     state; None entries skipped): the trusted ops when all match ``p``'s device, floating
     dtype and shape, else ``Tensor`` (the checked ops, which promote and broadcast)."""
-    shape = p._data.shape
+    dev, d, shape = p._device, p._dtype, p._data.shape
+    if d.kind != "f":
+        return Tensor
     for t in tensors:
-        if t is not None and t._data.shape != shape:
+        if t is not None and (t._device is not dev or t._dtype is not d or
+                              t._data.shape != shape):
             return Tensor
-    return ops_for(p, *tensors)
+    return trusted_ops
 
 
 class _Required:

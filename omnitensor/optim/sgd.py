@@ -33,31 +33,29 @@ class SGD(Optimizer):
                                   "maximize": maximize, "foreach": foreach})
 
     def _step(self) -> None:
+        """torch's SGD update of each parameter, in place: one formula, run on the ops
+        :func:`~omnitensor.optim.optimizer.update_ops` picks."""
         state = self.state
         for group in self.param_groups:
             trusted = group.get("foreach") is not False
+            lr, momentum = group["lr"], group["momentum"]
+            dampening, wd = group["dampening"], group["weight_decay"]
+            nesterov, maximize = group["nesterov"], group["maximize"]
             for p in group["params"]:
                 g = p.grad
                 if g is None:
                     continue
                 st = state[p]
-                ops = update_ops(p, g, st.get("momentum_buffer")) if trusted else Tensor
-                _update(ops, p, g, st, group)
-
-
-def _update(ops: Any, p: Tensor, g: Tensor, st: dict, group: dict) -> None:
-    """torch's SGD update of one parameter, in place (``ops``: see ``optimizer.py``)."""
-    lr, momentum = group["lr"], group["momentum"]
-    dampening, wd = group["dampening"], group["weight_decay"]
-    if group["maximize"]:
-        g = ops.neg(g)
-    if wd:
-        g = ops.add(g, ops.mul(p, wd))
-    if momentum:
-        buf = st.get("momentum_buffer")
-        if buf is None:
-            buf = st["momentum_buffer"] = ops.clone(g)
-        else:
-            ops.add_(ops.mul_(buf, momentum), g, alpha=1.0 - dampening)
-        g = ops.add(g, ops.mul(buf, momentum)) if group["nesterov"] else buf
-    ops.add_(p, g, alpha=-lr)
+                buf = st.get("momentum_buffer")
+                ops = update_ops(p, g, buf) if trusted else Tensor
+                if maximize:
+                    g = ops.neg(g)
+                if wd:
+                    g = ops.add(g, ops.mul(p, wd))
+                if momentum:
+                    if buf is None:
+                        buf = st["momentum_buffer"] = ops.clone(g)
+                    else:
+                        ops.add_(ops.mul_(buf, momentum), g, alpha=1.0 - dampening)
+                    g = ops.add(g, ops.mul(buf, momentum)) if nesterov else buf
+                ops.add_(p, g, alpha=-lr)

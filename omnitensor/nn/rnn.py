@@ -42,14 +42,14 @@ class RNNBase(Module):
             warnings.warn("dropout option adds dropout after all but last recurrent layer, "
                           "so non-zero dropout expects num_layers greater than 1, but got "
                           f"dropout={dropout} and num_layers={num_layers}", stacklevel=2)
-        for name, value in (("bias", bias), ("batch_first", batch_first)):
-            if not isinstance(value, bool):
-                raise TypeError(f"{name} should be of type bool, got: {type(value).__name__}")
-        for name, value in (("input_size", input_size), ("hidden_size", hidden_size)):
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise TypeError(f"{name} should be of type int, got: {type(value).__name__}")
-            if value <= 0:
-                raise ValueError(f"{name} must be greater than zero")
+        for what, flag in (("bias", bias), ("batch_first", batch_first)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{what} should be of type bool, got: {type(flag).__name__}")
+        for what, size in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if not isinstance(size, int) or isinstance(size, bool):
+                raise TypeError(f"{what} should be of type int, got: {type(size).__name__}")
+            if size <= 0:
+                raise ValueError(f"{what} must be greater than zero")
         if not isinstance(num_layers, int) or num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
         if proj_size < 0:
@@ -72,8 +72,8 @@ class RNNBase(Module):
         for layer in range(num_layers):
             for direction in range(dirs):
                 layer_in = input_size if layer == 0 else real_hidden * dirs
-                shapes = [("weight_ih", (gate_size, layer_in)),
-                          ("weight_hh", (gate_size, real_hidden))]
+                shapes: list[tuple[str, tuple[int, ...]]] = [
+                    ("weight_ih", (gate_size, layer_in)), ("weight_hh", (gate_size, real_hidden))]
                 if bias:
                     shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
                 if proj_size > 0:
@@ -184,10 +184,10 @@ class RNNBase(Module):
                                  f"instead")
             is_batched = input.ndim == 3
             batch_dim = 0 if self.batch_first else 1
-            if not is_batched:
-                input = input.unsqueeze(batch_dim)
-            self.check_input(input, None)
-            x = input.transpose(0, 1) if self.batch_first else input
+            x = input if is_batched else input.unsqueeze(batch_dim)
+            self.check_input(x, None)
+            if self.batch_first:
+                x = x.transpose(0, 1)
             steps, batch = x.shape[0], x.shape[1]
             if steps == 0 or batch == 0:
                 raise ValueError(f"{name}: input has {steps} time steps and batch size "
@@ -237,7 +237,7 @@ class RNNBase(Module):
             state = tuple(s.squeeze(1) for s in state)
         return out, state
 
-    def forward(self, input: Any, hx: Tensor | None = None) -> tuple[Any, Tensor]:  # noqa: A002
+    def forward(self, input: Any, hx: Any = None) -> tuple[Any, Any]:  # noqa: A002
         """``(output, h_n)``: output ``(T, B, D*H_out)`` (``(B, T, ...)`` with
         ``batch_first``, ``(T, D*H_out)`` unbatched, or a PackedSequence for a packed
         input) and the final hidden state ``(num_layers*D, B, H_out)``."""
@@ -283,7 +283,7 @@ class LSTM(RNNBase):
         batch = self.get_expected_hidden_size(input, batch_sizes)[1]
         return self._state_sizes(batch)[1]
 
-    def forward(self, input: Any, hx: tuple | None = None) -> tuple[Any, tuple]:  # noqa: A002
+    def forward(self, input: Any, hx: Any = None) -> tuple[Any, Any]:  # noqa: A002
         """``(output, (h_n, c_n))``; ``hx`` is ``(h_0, c_0)`` or None (zeros)."""
         if hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
             raise TypeError("LSTM: hx must be a tuple (h_0, c_0) of two Tensors")
@@ -352,28 +352,26 @@ class RNNCellBase(Module):
                     raise ValueError(f"{name}: Expected {what} to be 1D or 2D, got {got} "
                                      f"instead")
         is_batched = input.ndim == 2
-        if not is_batched:
-            input = input.unsqueeze(0)
-        if input.shape[1] != self.input_size:
-            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} "
+        x = input if is_batched else input.unsqueeze(0)
+        if x.shape[1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {x.shape[1]} "
                                f"expected {self.input_size}")
-        if input.dtype != self.weight_ih.dtype:
-            raise ValueError(f"{name}: input dtype ({input.dtype}) does not match weight "
+        if x.dtype != self.weight_ih.dtype:
+            raise ValueError(f"{name}: input dtype ({x.dtype}) does not match weight "
                              f"dtype ({self.weight_ih.dtype})")
         if hx is None:
-            z = zeros((input.shape[0], self.hidden_size), dtype=input.dtype,
-                      device=input.device)
+            z = zeros((x.shape[0], self.hidden_size), dtype=x.dtype, device=x.device)
             hx = (z,) * n_state
         else:
             hx = tuple(hx) if is_batched else tuple(h.unsqueeze(0) for h in hx)
             for i, h in enumerate(hx):
-                if h.shape[0] != input.shape[0]:
-                    raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match "
+                if h.shape[0] != x.shape[0]:
+                    raise RuntimeError(f"Input batch size {x.shape[0]} doesn't match "
                                        f"hidden{i} batch size {h.shape[0]}")
                 if h.shape[1] != self.hidden_size:
                     raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got "
                                        f"{h.shape[1]}, expected {self.hidden_size}")
-        state = _rnn.cell_forward(self._mode, input, hx, self.weight_ih, self.weight_hh,
+        state = _rnn.cell_forward(self._mode, x, hx, self.weight_ih, self.weight_hh,
                                   self.bias_ih, self.bias_hh)
         return state if is_batched else tuple(s.squeeze(0) for s in state)
 

@@ -88,7 +88,7 @@ def test_char_lstm_language_model_trains(device):
     criterion = nn.NLLLoss()
     optimizer = optim.Adam(model.parameters(), lr=0.05)
     losses = []
-    for epoch in range(6):
+    for _epoch in range(6):
         model.train()
         hidden = model.init_hidden(batch_size)
         for i in range(0, train_data.size(0) - 1, bptt):

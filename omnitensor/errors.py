@@ -102,3 +102,8 @@ def out_of_memory(device: object, requested: int | None, *, allocated: int | Non
            f"omnitensor.empty_cache('{device}') to release cached blocks.")
     return OutOfMemoryError(msg, device=device, requested=requested, allocated=allocated,
                             reserved=reserved)
+
+
+class EnvVarError(OmnitensorError, ValueError):
+    """An ``OMNITENSOR_*`` environment variable holds a value omnitensor cannot use; the
+    message names the variable, the value and what is accepted."""

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import envvars
+
 #: calls on fewer elements run unsplit (a pool round trip costs ~20-40 us)
 MIN_ELEMENTS = 1 << 18
 _ALIGN = 64  # chunk boundaries in elements (whole cache lines for every dtype)
@@ -37,20 +39,11 @@ _pool_key: tuple[int, int] = (0, 0)  # (pid, workers) the pool was made for
 
 
 def _default_threads() -> int:
-    env = os.environ.get("OMNITENSOR_NUM_THREADS")
-    if env:
-        try:
-            n = int(env)
-        except ValueError:
-            raise ValueError(f"OMNITENSOR_NUM_THREADS must be a positive integer, got "
-                             f"{env!r}") from None
-        if n < 1:
-            raise ValueError(f"OMNITENSOR_NUM_THREADS must be a positive integer, got {n}")
-        return n
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cpus = max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+        cpus = max(1, os.cpu_count() or 1)
+    return envvars.positive_int("OMNITENSOR_NUM_THREADS", cpus)
 
 
 def get_num_threads() -> int:

@@ -8,11 +8,13 @@ device type, created on first use (see ``registry.py``).
 from __future__ import annotations
 
 import datetime
+import math
 import os
 import sys
 import threading
 from typing import Any, Iterable
 
+from .. import envvars
 from .registry import CommBackend, check_requested, create_backend, resolve_backend
 from .types import DistributedError
 
@@ -67,13 +69,15 @@ def is_available() -> bool:
 
 def _seconds(timeout: Any) -> float:
     if timeout is None:
-        env = os.environ.get("OMNITENSOR_DIST_TIMEOUT", "").strip()
-        return float(env) if env else DEFAULT_TIMEOUT_S
-    if isinstance(timeout, datetime.timedelta):
-        return timeout.total_seconds()
-    value = float(timeout)
-    if value <= 0:
-        raise ValueError(f"timeout must be positive, got {timeout!r}")
+        return envvars.positive_seconds("OMNITENSOR_DIST_TIMEOUT", DEFAULT_TIMEOUT_S)
+    try:
+        value = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) \
+            else float(timeout)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):  # nan would disable the timeout silently
+        raise ValueError(f"timeout must be a finite positive number of seconds or a "
+                         f"datetime.timedelta, got {timeout!r}")
     return value
 
 

@@ -27,7 +27,6 @@ of the device memory, at most 4 GiB; ``0`` disables the pool).
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 import numpy as np
@@ -36,6 +35,7 @@ from dpctl.memory import MemoryUSMDevice, USMAllocationError
 from dpnp.dpnp_array import dpnp_array
 from dpnp.tensor import usm_ndarray
 
+from ... import envvars
 from ...errors import out_of_memory
 
 #: results smaller than this are left to dpnp's own allocation
@@ -127,10 +127,7 @@ class DevicePool:
 
 
 def default_limit(global_mem_size: int) -> int:
-    env = os.environ.get("OMNITENSOR_SYCL_POOL_LIMIT", "").strip()
-    if env:
-        return max(0, int(float(env)))
-    return min(global_mem_size // 8, 4 << 30)
+    return envvars.byte_count("OMNITENSOR_SYCL_POOL_LIMIT", min(global_mem_size // 8, 4 << 30))
 
 
 # ------------------------------------------------------------- pooled primitive wrappers

@@ -15,9 +15,9 @@ the load average is printed with the result.
 
 Each measurement is one full epoch (worker start-up and shutdown included; with
 ``--persistent``, workers started once and timed over later epochs). Prints the median
-of ``--repeats`` runs and the speedup of 2 workers over 0.
+of ``--repeats`` runs (the two settings interleaved) and the speedup of 2 workers over 0.
 
-    python benchmarks/dataloader_workers.py [--batches 100] [--batch-size 16] [--repeats 5]
+    python benchmarks/dataloader_workers.py [--batches 100] [--batch-size 16] [--repeats 7]
 """
 from __future__ import annotations
 
@@ -64,27 +64,29 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batches", type=int, default=100, help="batches per epoch")
     ap.add_argument("--batch-size", type=int, default=16)
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--busy", action="store_true", help="busy-wait instead of sleeping")
     ap.add_argument("--persistent", action="store_true",
                     help="persistent workers, timed after a warm-up epoch")
     args = ap.parse_args()
     ds = SlowDataset(args.batches * args.batch_size, busy=args.busy)
-    results = {}
-    for nw in (0, 2):
-        runs = []
-        for _ in range(args.repeats):
+    runs: dict[int, list[float]] = {0: [], 2: []}
+    # interleaved, so that both settings see the same (drifting) machine load
+    for _ in range(args.repeats):
+        for nw in (0, 2):
             kw = dict(num_workers=nw)
             if nw and args.persistent:
                 kw["persistent_workers"] = True
             loader = DataLoader(ds, batch_size=args.batch_size, shuffle=True, **kw)
             if nw and args.persistent:
                 batches_per_second(loader, 1)  # start the workers
-            runs.append(batches_per_second(loader, 1))
+            runs[nw].append(batches_per_second(loader, 1))
             del loader
-        results[nw] = statistics.median(runs)
+    results = {}
+    for nw in (0, 2):
+        results[nw] = statistics.median(runs[nw])
         print(f"num_workers={nw}: {results[nw]:7.2f} batches/s (median of {args.repeats}; "
-              f"runs {', '.join(f'{r:.1f}' for r in runs)})")
+              f"runs {', '.join(f'{r:.1f}' for r in runs[nw])})")
     print(f"speedup 2 workers / 0 workers: {results[2] / results[0]:.2f}x "
           f"({'busy' if args.busy else 'sleep'} 1 ms per sample, batch {args.batch_size}, "
           f"{args.batches} batches per epoch, {os.cpu_count()} cpus, load average "

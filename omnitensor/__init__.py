@@ -206,7 +206,7 @@ _LAZY = {"nn", "optim", "data", "dist", "distributed", "utils", "linalg", "fft",
 # torch's module tree (issue 14): imported on first attribute access, so `import omnitensor`
 # stays light
 _LAZY |= {"accelerator", "special", "distributions", "func", "onnx", "jit", "amp", "profiler",
-          "as_torch", "compiler"}
+          "as_torch", "compiler", "memory"}
 # torch.lgamma & co. live in omnitensor.special (written once there)
 _FROM_SPECIAL = {"lgamma": "gammaln", "digamma": "digamma", "erfinv": "erfinv", "i0": "i0"}
 

@@ -98,7 +98,7 @@ __all__ += ["manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed"
             "get_rng_state", "set_rng_state", "is_initialized", "init", "set_device",
             "device", "get_device_properties", "get_device_capability",
             "max_memory_allocated", "max_memory_reserved", "reset_peak_memory_stats",
-            "memory_summary", "is_bf16_supported", "ipc_collect"]
+            "memory_stats", "memory_summary", "is_bf16_supported", "ipc_collect"]
 
 
 def manual_seed(seed: int) -> None:
@@ -205,21 +205,36 @@ def get_device_capability(device: Any = None) -> tuple[int, int]:
 
 
 def max_memory_allocated(device: Any = None) -> int:
-    """omnitensor does not track a peak: the current figure (0 without CUDA)."""
-    return memory_allocated(device)
+    """omnitensor.memory's figure for the CUDA device (CuPy tracks no peak: the current
+    one); 0 without CUDA, as torch's counters are."""
+    return _memory("max_memory_allocated", device, 0)
 
 
 def max_memory_reserved(device: Any = None) -> int:
-    return memory_reserved(device)
+    return _memory("max_memory_reserved", device, 0)
 
 
 def reset_peak_memory_stats(device: Any = None) -> None:
-    """Nothing to reset (no peak is tracked)."""
+    _memory("reset_peak_memory_stats", device, None)
+
+
+def memory_stats(device: Any = None) -> dict:
+    return _memory("memory_stats", device, {})
 
 
 def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
-    return (f"omnitensor CUDA memory: allocated {memory_allocated(device)} bytes, reserved "
-            f"{memory_reserved(device)} bytes" if is_available() else "No CUDA device.")
+    if not is_available():
+        return "No CUDA device."
+    from . import memory
+    return memory.memory_summary(f"cuda:{_index(device)}", abbreviated)
+
+
+def _memory(name: str, device: Any, default: Any) -> Any:
+    """``omnitensor.memory.<name>`` for CUDA device ``device``, ``default`` without CUDA."""
+    if not is_available():
+        return default
+    from . import memory
+    return getattr(memory, name)(f"cuda:{_index(device)}")
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:

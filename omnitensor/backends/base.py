@@ -210,8 +210,15 @@ class Backend:
 
     def memory_stats(self, index: int) -> dict[str, int]:
         """Counters of the backend's memory pool on device ``index`` (bytes), for
-        ``omnitensor.cuda.memory_*``-style reporting; empty without a pool."""
+        ``omnitensor.memory``: ``allocated_bytes`` (held by arrays), ``reserved_bytes``
+        (held from the driver, cache included) and, where the pool tracks them,
+        ``peak_allocated_bytes``/``peak_reserved_bytes`` since the last reset; empty
+        without a pool."""
         return {}
+
+    def reset_peak_memory_stats(self, index: int) -> None:
+        """Restart the peaks of :meth:`memory_stats` from the current figures (nothing to
+        do without a pool)."""
 
     def device_index(self, x: Any) -> int:
         """The device index an array lives on."""

@@ -210,6 +210,11 @@ class CupyBackend(NamespaceBackend):
         with cupy.cuda.Device(index):
             return int(cupy.get_default_memory_pool().total_bytes())
 
+    def memory_stats(self, index: int) -> dict[str, int]:
+        """CuPy's pool on device ``index``: used and total bytes (it tracks no peak)."""
+        return {"allocated_bytes": self.memory_allocated(index),
+                "reserved_bytes": self.memory_reserved(index)}
+
     def empty_cache(self, index: int | None = None) -> None:
         """Free the idle blocks of CuPy's pools (its pools serve every device)."""
         cupy.get_default_memory_pool().free_all_blocks()

@@ -121,9 +121,18 @@ class OpenCLBackend(Backend):
         all, cached blocks included (``reserved_bytes``), torch's two numbers."""
         st = self._states.get(index)
         if st is None:
-            return {"allocated_bytes": 0, "reserved_bytes": 0}
+            return {"allocated_bytes": 0, "reserved_bytes": 0, "peak_allocated_bytes": 0,
+                    "peak_reserved_bytes": 0}
         return {"allocated_bytes": int(st.pool.active_bytes),
-                "reserved_bytes": int(st.pool.managed_bytes)}
+                "reserved_bytes": int(st.pool.managed_bytes),
+                "peak_allocated_bytes": int(st.peak_active),
+                "peak_reserved_bytes": int(st.peak_managed)}
+
+    def reset_peak_memory_stats(self, index: int) -> None:
+        st = self._states.get(index)
+        if st is not None:
+            st.peak_active = int(st.pool.active_bytes)
+            st.peak_managed = int(st.pool.managed_bytes)
 
     # ----------------------------------------------------------------------- memory
     def empty(self, shape, dtype, index):

@@ -88,6 +88,7 @@ class DeviceState:
         self.ctx = cl.Context([dev])
         self.queue = cl.CommandQueue(self.ctx)
         self.pool = cl_tools.MemoryPool(cl_tools.ImmediateAllocator(self.queue))
+        self.peak_active = self.peak_managed = 0  # bytes, since creation or the last reset
         self.is_cpu = bool(dev.type & cl.device_type.CPU)
         self.compute_units = max(1, int(dev.max_compute_units))
         self.max_wg = int(dev.max_work_group_size)
@@ -136,13 +137,19 @@ class DeviceState:
         if nbytes > 1 << 20:
             self._check_room(nbytes)
         try:
-            return self.pool.allocate(nbytes)
+            buf = self.pool.allocate(nbytes)
         except cl.Error as e:
             self.pool.free_held()  # give cached blocks back and retry once
             try:
-                return self.pool.allocate(nbytes)
+                buf = self.pool.allocate(nbytes)
             except cl.Error:
                 raise self._alloc_error(nbytes, e) from None
+        active = self.pool.active_bytes  # peaks for omnitensor.memory (two compares)
+        if active > self.peak_active:
+            self.peak_active = active
+        if self.pool.managed_bytes > self.peak_managed:
+            self.peak_managed = self.pool.managed_bytes
+        return buf
 
     def _check_room(self, nbytes: int) -> None:
         """Refuse, before the driver sees it, an allocation the device cannot hold. A CPU

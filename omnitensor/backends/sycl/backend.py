@@ -262,7 +262,12 @@ class SyclBackend(NamespaceBackend):
         not counted) and those plus the cache (``reserved_bytes``)."""
         p = self._pools[index]
         return {"pool_cached_bytes": p.cached, "pool_limit_bytes": p.limit,
-                "allocated_bytes": p.leased, "reserved_bytes": p.leased + p.cached}
+                "allocated_bytes": p.leased, "reserved_bytes": p.leased + p.cached,
+                "peak_allocated_bytes": p.peak_leased, "peak_reserved_bytes": p.peak_reserved}
+
+    def reset_peak_memory_stats(self, index: int) -> None:
+        p = self._pools[index]
+        p.peak_leased, p.peak_reserved = p.leased, p.leased + p.cached
 
     def empty_cache(self, index: int | None = None) -> None:
         """Return the idle cached allocations of one device (all when None) to the

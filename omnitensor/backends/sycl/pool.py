@@ -76,6 +76,7 @@ class DevicePool:
         self.limit = limit
         self.cached = 0
         self.leased = 0  # bytes lent to live arrays (an estimate, like ``cached``)
+        self.peak_leased = self.peak_reserved = 0  # since creation or the last reset
         self._free: dict[int, list[Any]] = {}
         self.name = "sycl"  # the backend sets "sycl:<index>" for messages
 
@@ -109,6 +110,10 @@ class DevicePool:
                 except USMAllocationError:
                     raise self.out_of_memory(nbytes) from None
         self.leased += size
+        if self.leased > self.peak_leased:  # peaks for omnitensor.memory
+            self.peak_leased = self.leased
+        if self.leased + self.cached > self.peak_reserved:
+            self.peak_reserved = self.leased + self.cached
         buf = MemoryUSMDevice(_Lease(mem, self))  # a view of mem that keeps the lease
         return dpnp_array._create_from_usm_ndarray(usm_ndarray(shape, dtype=dtype, buffer=buf))
 

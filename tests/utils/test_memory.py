@@ -1,0 +1,61 @@
+"""omnitensor.memory: torch.cuda's memory counters for every device, from each backend's
+pool (peaks included where the pool tracks them)."""
+from __future__ import annotations
+
+import pytest
+
+import omnitensor as ot
+from omnitensor import memory
+
+MiB = 1 << 20
+
+
+def test_allocated_peak_reset_and_empty_cache(device):
+    dev = ot.device(device)
+    if dev.type == "cpu":  # no pool: honest zeros, said in the summary
+        x = ot.empty(4 * MiB, device=dev)
+        assert memory.memory_allocated(dev) == 0 == memory.max_memory_allocated(dev)
+        assert "no pool" in memory.memory_summary(dev)
+        del x
+        return
+    ot.synchronize(dev)
+    memory.empty_cache(dev)
+    memory.reset_peak_memory_stats(dev)
+    base = memory.memory_allocated(dev)
+    a = ot.empty(MiB, device=dev)              # 4 MiB each (float32)
+    b = ot.empty(MiB, device=dev)
+    assert memory.memory_allocated(dev) >= base + 8 * MiB
+    del a, b
+    ot.synchronize(dev)
+    assert memory.memory_allocated(dev) <= base + 1024
+    peak = memory.max_memory_allocated(dev)
+    assert peak >= base + 8 * MiB
+    assert memory.max_memory_reserved(dev) >= peak
+    assert memory.memory_reserved(dev) >= 8 * MiB        # the blocks stay cached
+    memory.empty_cache(dev)
+    assert memory.memory_reserved(dev) < 8 * MiB
+    memory.reset_peak_memory_stats(dev)
+    assert memory.max_memory_allocated(dev) == memory.memory_allocated(dev)
+    text = memory.memory_summary(dev)
+    assert str(dev) in text and "peak" in text and "allocated" in text
+
+
+def test_device_spellings(device):
+    dev = ot.device(device)
+    with ot.device(dev):
+        assert memory.memory_stats() == memory.memory_stats(str(dev))
+        assert memory.memory_allocated(dev.index) == memory.memory_allocated(dev)
+    assert set(memory.memory_stats(dev)) >= {"allocated_bytes", "reserved_bytes"}
+
+
+def test_cuda_spelling_without_cuda():
+    if ot.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    assert ot.cuda.max_memory_allocated() == 0 and ot.cuda.memory_stats() == {}
+    ot.cuda.reset_peak_memory_stats()
+    assert ot.cuda.memory_summary() == "No CUDA device."
+
+
+def test_bad_device_is_a_clear_error():
+    with pytest.raises(Exception, match="device"):
+        memory.memory_allocated("nope:0")

@@ -257,9 +257,17 @@ class OpenCLBackend(Backend):
 
     # --------------------------------------------------------------------- indexing
     def gather_nd(self, x, indices):
+        if not indices:  # a 0-d x: no index arrays (the kernels take at least one)
+            return ew.copy(x)
         return indexing.gather_nd(x, tuple(indices))
 
     def scatter_nd(self, x, indices, values, accumulate):
+        if not indices:  # a 0-d x: x = values, or x += values
+            if accumulate:
+                self.add(x, values, out=x)
+            else:
+                self.assign(x, values)
+            return
         indexing.scatter_nd(x, tuple(indices), values, bool(accumulate))
 
     def nonzero(self, x):

@@ -92,7 +92,25 @@ def _discover() -> tuple[list[Any], str | None]:
 
 _DEVICES, _DISCOVERY_ERROR = _discover()
 
-_rsqrt = getattr(dpnp, "rsqrt", None)
+
+
+def _real_rsqrt_only(fn: Any) -> Any:
+    """dpnp's ``rsqrt`` has real loops only: complex operands take 1 / sqrt(x)."""
+    if fn is None:
+        return None
+
+    def rsqrt(x: Any, out: Any = None) -> Any:
+        if x.dtype.kind != "c":
+            return fn(x) if out is None else fn(x, out=out)
+        r = dpnp.reciprocal(dpnp.sqrt(x))
+        if out is None:
+            return r
+        out[...] = r
+        return out
+    return rsqrt
+
+
+_rsqrt = _real_rsqrt_only(getattr(dpnp, "rsqrt", None))
 
 
 class SyclBackend(NamespaceBackend):
@@ -338,6 +356,10 @@ class SyclBackend(NamespaceBackend):
 
     def where(self, cond, a, b):
         x = a if isinstance(a, dpnp.ndarray) else b
+        if (a is not x or b is not x) and min(cond.strides, default=0) < 0:
+            # dpnp 0.20 mixes up where(cond, array, scalar) when cond and the array are
+            # both negatively strided (flipped views): a C-ordered condition is correct
+            cond = dpnp.ascontiguousarray(cond)
         if isinstance(x, dpnp.ndarray) and self._big(cond.shape, x.dtype):
             return dpnp.where(cond, a, b, out=self._pool_of(cond).empty(cond.shape, x.dtype))
         return dpnp.where(cond, a, b)
@@ -361,6 +383,28 @@ class SyclBackend(NamespaceBackend):
             return dpnp.matmul(a, b, out=out)
         return dpnp.matmul(a, b)
 
+    def _first_nan_wins(self, r, x, axis, keepdims):
+        """A NaN is the extreme (torch), the first one along the axis; dpnp's tree
+        reduction may answer a later NaN."""
+        if x.dtype.kind != "f" or x.size == 0:
+            return r
+        nan = dpnp.isnan(x)
+        first = dpnp.argmax(nan, axis=axis, keepdims=keepdims).astype(np.int64, copy=False)
+        return dpnp.where(dpnp.any(nan, axis=axis, keepdims=keepdims), first, r)
+
+    def bitwise_right_shift(self, a, b, out=None):
+        """NumPy's rule for counts outside [0, bits) of a signed type: the sign fills the
+        result (-1 or 0); dpnp gives 0 for negative operands."""
+        r = dpnp.right_shift(a, b, out=out)
+        x = a if isinstance(a, dpnp.ndarray) else b
+        if x.dtype.kind != "i" or not isinstance(b, dpnp.ndarray) and 0 <= b < 8 * x.dtype.itemsize:
+            return r
+        bits = 8 * x.dtype.itemsize
+        wide = (b < 0) | (b >= bits)
+        fill = dpnp.where(a < 0, -1, 0).astype(x.dtype) if isinstance(a, dpnp.ndarray) \
+            else (-1 if a < 0 else 0)
+        return dpnp.where(wide, fill, r, out=r)
+
     def floor_divide(self, a, b, out=None):
         x = a if isinstance(a, dpnp.ndarray) else b
         if x.dtype.kind != "f":
@@ -383,10 +427,12 @@ class SyclBackend(NamespaceBackend):
 
     # ----------------------------------------------------------------- reductions
     def argmax(self, x, axis, keepdims):
-        return dpnp.argmax(x, axis=axis, keepdims=keepdims)  # already int64: no copy
+        r = dpnp.argmax(x, axis=axis, keepdims=keepdims)  # already int64: no copy
+        return self._first_nan_wins(r, x, axis, keepdims)
 
     def argmin(self, x, axis, keepdims):
-        return dpnp.argmin(x, axis=axis, keepdims=keepdims)
+        return self._first_nan_wins(dpnp.argmin(x, axis=axis, keepdims=keepdims), x, axis,
+                                    keepdims)
 
     # ------------------------------------------------------------------- indexing
     def scatter_nd(self, x, indices, values, accumulate):

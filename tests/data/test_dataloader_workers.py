@@ -398,6 +398,9 @@ def test_utils_data_import_paths():
     assert default_collate is data.default_collate
     assert omnitensor.utils.data.dataloader.get_worker_info is get_worker_info
     assert omnitensor.utils.data.DataLoader is DataLoader
+    from omnitensor.utils.data._utils.collate import default_collate as dc
+    from omnitensor.utils.data._utils.worker import get_worker_info as gwi
+    assert dc is data.default_collate and gwi is get_worker_info
 
 
 def test_workers_stay_on_the_host_under_a_device_default(device):

@@ -401,6 +401,7 @@ def test_utils_data_import_paths():
     from omnitensor.utils.data._utils.collate import default_collate as dc
     from omnitensor.utils.data._utils.worker import get_worker_info as gwi
     assert dc is data.default_collate and gwi is get_worker_info
+    assert ot.utils.data.distributed.DistributedSampler is DistributedSampler  # attributes
 
 
 def test_workers_stay_on_the_host_under_a_device_default(device):

@@ -10,7 +10,7 @@ from typing import Any
 
 from ...data import *  # noqa: F401,F403
 from ...data import __all__  # noqa: F401
-from . import _utils, dataloader, dataset, sampler  # noqa: F401
+from . import _utils, dataloader, dataset, distributed, sampler  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

@@ -10,12 +10,26 @@ import math
 from typing import Any
 
 from ...core.ops.softmax import softmax_data, softmax_node
+from ...core.graph import is_grad_enabled
 from ...core.tensor import Tensor
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "selu", "celu",
            "gelu", "silu", "mish", "tanh", "sigmoid", "hardtanh", "hardsigmoid", "hardswish",
            "softplus", "softsign", "logsigmoid", "glu", "softmax", "log_softmax", "softmin",
            "threshold"]
+
+
+def _apply(input: Tensor, fn: Any, inplace: bool) -> Tensor:  # noqa: A002
+    """``fn(input)``, or with ``inplace`` ``input.copy_(fn(input))`` under torch's in-place
+    autograd semantics: when the graph records, ``fn`` runs on a copy of the input, so what
+    its backward saves (clamp's mask, silu's input) is never the overwritten tensor --
+    ``nn.ReLU6(inplace=True)(x * 1)`` trains as in torch, while a tensor that some other
+    node saved still raises on backward (its version changed)."""
+    if not inplace:
+        return fn(input)
+    if input.requires_grad and is_grad_enabled():
+        return input.copy_(fn(input.clone()))
+    return input.copy_(fn(input))
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -36,15 +50,13 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 def threshold(input: Tensor, threshold: float, value: float,  # noqa: A002
               inplace: bool = False) -> Tensor:
     """``x`` where ``x > threshold`` else ``value``."""
-    out = input.where(input > threshold, value)
-    return input.copy_(out) if inplace else out
+    return _apply(input, lambda x: x.where(x > threshold, value), inplace)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01,  # noqa: A002
                inplace: bool = False) -> Tensor:
     """``x`` for ``x > 0`` else ``negative_slope * x``."""
-    out = input.where(input > 0, input * negative_slope)
-    return input.copy_(out) if inplace else out
+    return _apply(input, lambda x: x.where(x > 0, x * negative_slope), inplace)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa: A002
@@ -54,21 +66,19 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa:
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x`` for positive ``x``, else ``alpha * (exp(x) - 1)``."""
-    out = input.where(input > 0, input.clamp(max=0).expm1() * alpha)
-    return input.copy_(out) if inplace else out
+    return _apply(input, lambda x: x.where(x > 0, x.clamp(max=0).expm1() * alpha), inplace)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``scale * elu(x, alpha)`` with the self-normalizing constants."""
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-    out = elu(input, alpha) * scale
-    return input.copy_(out) if inplace else out
+    return _apply(input, lambda x: elu(x, alpha) * scale, inplace)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
-    out = input.where(input > 0, (input.clamp(max=0) / alpha).expm1() * alpha)
-    return input.copy_(out) if inplace else out
+    return _apply(input, lambda x: x.where(x > 0, (x.clamp(max=0) / alpha).expm1() * alpha),
+                  inplace)
 
 
 _SQRT_HALF = 1.0 / math.sqrt(2.0)
@@ -89,14 +99,12 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * sigmoid(x)`` (swish)."""
-    out = input * input.sigmoid()
-    return input.copy_(out) if inplace else out
+    return _apply(input, lambda x: x * x.sigmoid(), inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * tanh(softplus(x))``."""
-    out = input * softplus(input).tanh()
-    return input.copy_(out) if inplace else out
+    return _apply(input, lambda x: x * softplus(x).tanh(), inplace)
 
 
 def tanh(input: Tensor) -> Tensor:  # noqa: A002
@@ -111,21 +119,20 @@ def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa: A002
              inplace: bool = False) -> Tensor:
-    """``clamp(x, min_val, max_val)``."""
-    out = input.clamp(min_val, max_val)
-    return input.copy_(out) if inplace else out
+    """``clamp(x, min_val, max_val)``; unlike clamp's, the gradient is 0 at the bounds
+    (torch's ``hardtanh_backward``: ``min_val < x < max_val``), so ``relu6`` matches."""
+    return _apply(input, lambda x: x.where((x > min_val) & (x < max_val),
+                                           x.detach().clamp(min_val, max_val)), inplace)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``clamp(x / 6 + 1/2, 0, 1)``."""
-    out = (input / 6.0 + 0.5).clamp(0.0, 1.0)
-    return input.copy_(out) if inplace else out
+    return _apply(input, lambda x: (x / 6.0 + 0.5).clamp(0.0, 1.0), inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """``x * hardsigmoid(x)``."""
-    out = input * (input + 3.0).clamp(0.0, 6.0) / 6.0
-    return input.copy_(out) if inplace else out
+    return _apply(input, lambda x: x * (x + 3.0).clamp(0.0, 6.0) / 6.0, inplace)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002

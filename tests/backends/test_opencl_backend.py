@@ -178,3 +178,16 @@ def test_dlpack_device_memory_exports_only_host_copies(monkeypatch):
         assert _capsule_name(cap) == "dltensor_versioned"
     np.testing.assert_array_equal(np.from_dlpack(t, device="cpu"),
                                   np.arange(6, dtype=np.float32).reshape(2, 3))
+
+
+def test_reshape_needs_a_resolved_shape_and_views_share_the_buffer():
+    """Views are metadata on one buffer; a shape core has not resolved (or of the wrong
+    size) is refused at once, not inside a later kernel launch."""
+    a = np.arange(24, dtype=np.int32).reshape(4, 6)
+    x = dev(a)
+    assert CL.reshape(x, (2, 2, 6)).data is x.data
+    assert CL.permute(x, (1, 0)).data is x.data
+    assert CL.reshape(x, (24,), copy=True).data is not x.data
+    for bad in ((-1, 6), (5, 6), (2, -2, -6)):
+        with pytest.raises(ValueError, match="resolved shape of 24 elements"):
+            CL.reshape(x, bad)

@@ -176,3 +176,19 @@ def test_devices_without_fp64_refuse_float64_clearly():
     x = ot.zeros(3, device=f"sycl:{i}")
     with pytest.raises(UnsupportedDTypeError, match="fp64"):
         x.to(ot.float64)
+
+
+def test_transfer_from_a_foreign_queue_copies_onto_the_device_queue():
+    """sycl -> sycl across queues (here: a user's queue on the same device; another
+    device works the same way): a USM copy on the device's queue, never a shared buffer
+    and never through NumPy."""
+    import dpctl
+    q2 = dpctl.SyclQueue(SY._devices[0])
+    x = dpnp.arange(6, dtype=np.float32, sycl_queue=q2).reshape(2, 3)
+    x = x * 2  # pending work on the foreign queue
+    y = SY.transfer_from(x.T, SY, 0)
+    assert y.sycl_queue == Q and y.flags.c_contiguous
+    assert y.get_array()._pointer != x.get_array()._pointer
+    np.testing.assert_array_equal(SY.to_numpy(y), (np.arange(6.0).reshape(2, 3) * 2).T)
+    x[...] = 0
+    np.testing.assert_array_equal(SY.to_numpy(y), (np.arange(6.0).reshape(2, 3) * 2).T)

@@ -119,6 +119,25 @@ def _first_host(hostfile: str) -> str:
     return "127.0.0.1"
 
 
+class UsageError(SystemExit):
+    """Bad launcher arguments: ``main`` prints the one-line message and exits with status 2
+    (a SystemExit, so a caller of :func:`build_command` that does not catch it still exits
+    with the message)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"omnitensor-run: error: {message} (omnitensor-run --help for usage)")
+
+
+def _ranks(option: str, text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise UsageError(f"{option} needs a whole number of ranks of at least 1, got {text!r}")
+    return n
+
+
 def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     """(mpiexec command line, environment) for the launcher's arguments."""
     nprocs: int | None = None
@@ -134,10 +153,10 @@ def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
 
         def value(i: int = i, a: str = a) -> str:
             if i + 1 >= len(args):
-                raise SystemExit(f"omnitensor-run: {a} needs a value\n{USAGE}")
+                raise UsageError(f"{a} needs a value")
             return args[i + 1]
         if a in ("-n", "-np", "--np", "--nproc", "--nproc-per-node", "--nproc_per_node"):
-            nprocs = int(value())
+            nprocs = _ranks(a, value())
             i += 2
         elif a.startswith("-n") and a[2:].isdigit():
             nprocs = int(a[2:])
@@ -158,7 +177,8 @@ def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
             as_torch = True
             i += 1
         elif a in ("-h", "--help"):
-            raise SystemExit(__doc__)
+            print(__doc__)
+            raise SystemExit(0)
         elif a in ("--standalone",) or a.startswith(("--nnodes=1", "--rdzv")):
             i += 1  # torchrun options with nothing to do here (MPI does the rendezvous)
         elif a == "--":
@@ -175,17 +195,17 @@ def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
             i += 1
     if as_torch:
         if not program or program[0] == "--exec" or program[-1:] == ["-m"]:
-            raise SystemExit(f"omnitensor-run: --as-torch needs a script.py or -m module\n{USAGE}")
+            raise UsageError("--as-torch needs a script.py or -m module")
         program = ["-m", "omnitensor.as_torch"] + program
         if nprocs is None:  # one process, as `python script.py`: no MPI involved
             env = dict(os.environ)
             if dry:
                 env["OMNITENSOR_RUN_DRY"] = "1"
             return [sys.executable] + program, env
-    if nprocs is None or nprocs < 1:
-        raise SystemExit(f"omnitensor-run: give the number of ranks with -n N\n{USAGE}")
+    if nprocs is None:
+        raise UsageError("give the number of ranks with -n N")
     if not program or program[-1:] == ["-m"]:
-        raise SystemExit(f"omnitensor-run: no script given\n{USAGE}")
+        raise UsageError("no script given (script.py, -m module or -- program)")
     # every rank starts in rank_env, which sets torchrun's RANK/LOCAL_RANK/WORLD_SIZE from
     # the launcher's variables and then runs the program
     program = [sys.executable, "-m", "omnitensor.distributed.rank_env"] + program
@@ -228,6 +248,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         cmd, env = build_command(argv)
+    except UsageError as e:
+        print(e.code, file=sys.stderr)
+        return 2
     except FileNotFoundError as e:
         print(f"omnitensor-run: {e}", file=sys.stderr)
         return 127
@@ -235,9 +258,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(" ".join(cmd))
         return 0
     try:
-        return subprocess.call(cmd, env=env)
+        rc = subprocess.call(cmd, env=env)
     except KeyboardInterrupt:  # mpiexec got the SIGINT too and stops the ranks
         return 130
+    except OSError as e:  # not executable, bad interpreter...
+        print(f"omnitensor-run: cannot start {cmd[0]}: {e}", file=sys.stderr)
+        return 126
+    if rc != 0:  # say so: a launcher that fails before any rank prints is otherwise silent
+        how = f"was killed by signal {-rc}" if rc < 0 else f"exited with code {rc}"
+        print(f"omnitensor-run: {cmd[0]} {how} (command: {' '.join(cmd[:3])} ...)",
+              file=sys.stderr)
+    return rc if rc >= 0 else 128 - rc
 
 
 if __name__ == "__main__":

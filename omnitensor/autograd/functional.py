@@ -17,6 +17,8 @@ from typing import Any, Callable
 
 from ..core.engine import grad as _grad
 from ..core.grad_mode import enable_grad
+from ..core.ops.creation import ones_like, zeros, zeros_like
+from ..core.ops.join import stack
 from ..core.tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
@@ -45,7 +47,6 @@ def _prepare(inputs: tuple, create_graph: bool) -> tuple:
 
 def _grads(outputs: tuple, inputs: tuple, grad_outputs: tuple | None, create_graph: bool,
            strict: bool, fn: str) -> tuple:
-    from ..core.ops.creation import zeros_like
     diff_out = [o for o in outputs if o.requires_grad]
     gos = None
     if grad_outputs is not None:
@@ -77,7 +78,6 @@ def _ones_for(outputs: tuple, v: Any, fn: str) -> tuple:
         if o.numel() != 1:
             raise RuntimeError(f"{fn}: v can only be None if the output has one element; the "
                                f"output has shape {tuple(o.shape)}")
-    from ..core.ops.creation import ones_like
     return tuple(ones_like(o) for o in outputs)
 
 
@@ -98,12 +98,10 @@ def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
 def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
     """``(func(inputs), J v)`` by the double-vjp trick (exact)."""
-    from ..core.ops.creation import zeros_like
     in_tuple, ins = _tuple(inputs, "inputs", "jvp")
     if v is None:
         if any(t.numel() != 1 for t in ins):
             raise RuntimeError("jvp: v can only be None if the input has one element")
-        from ..core.ops.creation import ones_like
         vs = tuple(ones_like(t) for t in ins)
     else:
         vs = _tuple(v, "v", "jvp")[1]
@@ -125,7 +123,6 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError(f"jacobian: strategy must be 'reverse-mode' or 'forward-mode', got "
                          f"{strategy!r}")
-    from ..core.ops.join import stack
     in_tuple, ins = _tuple(inputs, "inputs", "jacobian")
     with enable_grad():
         ins = _prepare(ins, create_graph)
@@ -144,7 +141,6 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
                 if rows[j]:
                     block = stack(rows[j]).reshape(tuple(o.shape) + tuple(t.shape))
                 else:  # an empty output
-                    from ..core.ops.creation import zeros
                     block = zeros(tuple(o.shape) + tuple(t.shape), dtype=t.dtype,
                                   device=t.device)
                 per_input.append(block)

@@ -9,8 +9,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..errors import ShapeError
 from .engine import tensor_backward
 from .graph import needs_grad, no_grad_ctx
+from .shape_util import normalize_axis
 from .tensor import Tensor
 from .legacy import Size, bind as _bind_legacy
 from .ops import (composite, conversion, creation, elementwise as ew, gather, indexing, join,
@@ -104,7 +106,6 @@ def _bind_operators() -> None:
     def imatmul(self: Tensor, other: Any) -> Tensor:
         res = linalg_ops.matmul(self, other)
         if res.shape != self.shape:
-            from ..errors import ShapeError
             raise ShapeError(f"@=: result shape {res.shape} differs from {self.shape}")
         return self.copy_(res)
     Tensor.__imatmul__ = imatmul
@@ -297,7 +298,6 @@ class _Size(int):
     def __call__(self, dim: int | None = None) -> Any:
         if dim is None:
             return Size(self._shape)
-        from .shape_util import normalize_axis
         return self._shape[normalize_axis(dim, len(self._shape))]
 
 
@@ -398,6 +398,7 @@ def _bind_methods() -> None:
     T.addcmul_, T.addcdiv_, T.addcmul, T.addcdiv = addcmul_, addcdiv_, addcmul, addcdiv
     T.__deepcopy__ = deepcopy
     T.backward = tensor_backward
+    T.__new__ = staticmethod(_construct)  # type: ignore[method-assign]
     T.uniform_, T.normal_, T.bernoulli_ = rnd.uniform_, rnd.normal_, rnd.bernoulli_
     T.random_, T.exponential_ = rnd.random_, rnd.exponential_
     T.new_tensor, T.new_full = new_tensor, new_full
@@ -409,6 +410,14 @@ def _bind_methods() -> None:
     T.deg2rad, T.rad2deg = composite.deg2rad, composite.rad2deg
     torch_extras.bind(T)
     _bind_legacy(T)  # Tensor.type, is_xpu/is_opencl..., data_ptr (core/legacy.py)
+
+
+def _construct(cls: type, *args: Any, **kwargs: Any) -> Tensor:
+    """``Tensor(data, ...)`` is ``omnitensor.tensor(data, ...)`` (torch's legacy
+    constructor); ``Tensor()`` is an empty float32 cpu tensor."""
+    if args or kwargs:
+        return creation.tensor(*args, **kwargs)
+    return creation.tensor([], dtype="float32", device="cpu")
 
 
 def _t_inplace(self: Tensor) -> Tensor:

@@ -10,8 +10,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from .device import Device, device as as_device
-from .dtypes import DType, as_dtype
+from .device import Device
+from .dtypes import DType
 from .grad_mode import is_grad_enabled
 from .hooks import RemovableHandle
 from .printing import tensor_repr
@@ -44,12 +44,7 @@ class Tensor:
     _post_hooks: Any = None
     _retains_grad = False
 
-    # ----------------------------------------------------------------- construction
-    def __new__(cls, *args: Any, **kwargs: Any) -> "Tensor":
-        if args or kwargs:
-            from .ops.creation import tensor
-            return tensor(*args, **kwargs)
-        return _make(np.zeros(0, np.float32), as_device("cpu"), as_dtype("float32"))
+    # construction: ``Tensor(data)`` is bound by core/methods.py (it is ``omnitensor.tensor``)
 
     # --------------------------------------------------------------------- metadata
     @property

@@ -9,7 +9,8 @@ from typing import Any
 from .. import dtypes as _dt
 from ..graph import no_grad_ctx
 from ..tensor import Tensor
-from .elementwise import (_binary, BINARY_OPS, floor_divide, remainder, where)
+from .elementwise import _binary, BINARY_OPS, floor_divide, remainder
+from .ternary import where
 from .elementwise import UNARY_OPS, _unary
 from .join import cat, stack
 

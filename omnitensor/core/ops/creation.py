@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ...backends import registry
 from ...errors import DTypeError
 from .. import dtypes as _dt
 from .. import oom as _oom
@@ -13,6 +14,7 @@ from ..device import (Device, check_dtype, device as as_device, get_default_devi
                       resolve_device)
 from ..shape_util import as_shape
 from ..tensor import Tensor, _make
+from .ternary import where
 
 _SCALARS = (bool, int, float, complex)
 
@@ -182,7 +184,6 @@ def _import_dlpack(x: Any, want: Any, copy: bool | None) -> Tensor:
             if copy:
                 arr = np.array(arr)
         return from_host(arr, as_device("cpu"))
-    from ...backends import registry
     for type_ in ("cuda", "sycl"):
         be, _why = registry.try_backend(type_)
         if be is not None and hasattr(be, "from_dlpack") and be.accepts_dlpack_device(dl_dev):
@@ -359,7 +360,6 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
         return empty(0, dtype=d, device=device)
     step = (stop - start) / (num - 1) if num > 1 else 0
     i = arange(num, dtype=work, device=device)
-    from .elementwise import where
     if num > 1:
         out = where(i < num // 2, i * step + start, stop - (num - 1 - i) * step)
     else:
@@ -434,7 +434,6 @@ def _triangle(x: Tensor, k: int, lower: bool) -> Tensor:
     rows = arange(n, device=x.device).reshape(n, 1)
     cols = arange(m, device=x.device).reshape(1, m)
     keep = (cols - rows <= k) if lower else (cols - rows >= k)
-    from .elementwise import where
     zero = False if x._dtype is _dt.bool_ else 0
     return where(keep, x, zero)
 

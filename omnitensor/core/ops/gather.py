@@ -15,7 +15,7 @@ from ..tensor import Tensor, _make
 from .indexing import _checked_indices, _scalar_of, getitem
 from ...errors import DeviceMismatchError, mismatch_message
 from .creation import tensor, zeros
-from .elementwise import where
+from .ternary import where
 
 # ------------------------------------------------------------- gather and scatter
 def _dim_indices(x_shape: tuple, dim: int, index: Tensor) -> tuple:

@@ -21,7 +21,8 @@ from ..tensor import Tensor, _make
 from .shape import _as_view
 from ...errors import mismatch_message
 from .creation import tensor, zeros
-from .elementwise import _PY_OF_KIND, where
+from .elementwise import _PY_OF_KIND
+from .ternary import where
 from .inplace import apply_inplace
 from .shape import scatter_into_zeros, sum_to
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .. import dtypes as _dt
 from ..graph import edge_of, needs_grad, no_grad_ctx, record
-from ..tensor import Tensor
-from .creation import ones
+from ..tensor import Tensor, _make
 
 __all__ = ["apply_inplace", "inplace_method"]
 
@@ -82,7 +82,9 @@ def _inplace_on_view(view: Tensor, base: Tensor, compute: Callable[[Tensor], Ten
 def _region_mask(base: Tensor, replay: Callable[[Tensor], Tensor]) -> Tensor:
     """A bool tensor of base's shape: True outside the view's region."""
     with no_grad_ctx():
-        keep = ones(base.shape, dtype="bool", device=base.device)
+        dev = base._device
+        keep = _make(dev.backend.full(base.shape, True, _dt.bool_.np, dev.index), dev,
+                     _dt.bool_)
         region = replay(keep)
         keep._device.backend.assign(region._data, False)
     return keep

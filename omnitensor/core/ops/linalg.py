@@ -22,7 +22,7 @@ from ..shape_util import broadcast_shapes
 from ..tensor import Tensor, _make
 from .composite import cross as _cross
 from .creation import eye, tril, triu, zeros
-from .elementwise import where
+from .ternary import where
 from .linalg_ops import matmul, outer, tensordot, vecdot
 from .reduction import vector_norm
 from .shape import diagonal as _torch_diagonal, matrix_transpose

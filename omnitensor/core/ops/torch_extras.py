@@ -17,11 +17,12 @@ from ..graph import no_grad_ctx
 from ..shape_util import normalize_axis
 from ..tensor import Tensor
 from . import creation, join, linalg, shape as sh
-from .elementwise import imag, isinf, isnan, logaddexp, real, where
+from .elementwise import imag, isinf, isnan, logaddexp, real
 from .gather import scatter, scatter_add
 from .inplace import inplace_method
 from .reduction import vector_norm
 from .softmax import log_softmax, softmax  # torch.softmax and Tensor.softmax
+from .ternary import where
 
 __all__ = ["clamp_min", "clamp_max", "index_add", "index_copy", "index_fill", "index_put",
            "nan_to_num",

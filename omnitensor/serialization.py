@@ -32,7 +32,10 @@ import base64
 import json
 import math
 import os
+import signal
+import stat
 import struct
+import threading
 import tempfile
 import types
 from typing import Any
@@ -52,6 +55,12 @@ FORMAT = "omnitensor.checkpoint"
 VERSION = 2  # 2: objects, globals, shared references, sets/bytes/devices/dtypes
 _META_KEY = "omnitensor"
 _MAX_HEADER = 100 * 1024 * 1024  # safetensors' own limit
+#: limits that keep a hostile file from costing more than a small multiple of its own size
+#: (each stored tensor is built once, shared by reference; see _Decoder)
+_MAX_DEPTH = 256
+_BYTES_PER_FILE_BYTE = 2  # complex tensors come back from a (real, imag) pair: 1x; slack 2x
+_BYTES_SLACK = 1 << 20
+_TMP_PREFIX = ".omnitensor-"
 
 
 class CheckpointError(ValueError):
@@ -218,20 +227,81 @@ def save(obj: Any, f: str | os.PathLike | Any, pickle_module: Any = None,
         return
     path = os.fspath(f)
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".omnitensor-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a saved file is ordinary
-        os.replace(tmp, path)
-    except BaseException:
+    _remove_stale_temps(directory)
+    fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", suffix=".tmp",
+                               dir=directory)
+    with _TerminateRaises():  # SIGTERM mid-write: remove the temporary file, then die of it
         try:
-            os.unlink(tmp)
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a saved file is ordinary
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived while a checkpoint was being written."""
+
+
+class _TerminateRaises:
+    """Within the block (main thread only: Python runs signal handlers there), SIGTERM
+    raises :class:`_Terminated`, so ``save`` removes its temporary file; on the way out the
+    signal is re-delivered with the previous handler (by default: the process dies of it,
+    as it would have). SIGINT already raises KeyboardInterrupt. A kill -9 cannot be caught:
+    the next save into that directory removes the dead process's temporary file."""
+
+    def __enter__(self) -> "_TerminateRaises":
+        self.old: Any = None
+        self.hit = False
+        if threading.current_thread() is threading.main_thread():
+            def handler(signum: int, frame: Any) -> None:
+                self.hit = True
+                raise _Terminated()
+            try:
+                self.old = signal.signal(signal.SIGTERM, handler)
+            except (ValueError, OSError):  # not allowed here (embedded interpreter)
+                self.old = None
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.old is None:
+            return
+        signal.signal(signal.SIGTERM, self.old)
+        if self.hit:
+            os.kill(os.getpid(), signal.SIGTERM)  # re-deliver under the previous handler
+
+
+def _remove_stale_temps(directory: str) -> None:
+    """Remove temporary files left in ``directory`` by saves whose process has died (kill
+    -9, power loss): their names carry the writer's pid. Files of live processes, and of
+    pids we cannot check, are left alone."""
+    try:
+        names = [n for n in os.listdir(directory)
+                 if n.startswith(_TMP_PREFIX) and n.endswith(".tmp")]
+    except OSError:
+        return
+    for n in names:
+        pid_text = n[len(_TMP_PREFIX):].split("-", 1)[0]
+        if not pid_text.isdigit() or int(pid_text) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+            continue  # alive (or pid reused): not ours to touch
+        except ProcessLookupError:
+            pass
+        except OSError:  # PermissionError: someone else's live process
+            continue
+        try:
+            os.unlink(os.path.join(directory, n))
         except OSError:
             pass
-        raise
 
 
 def _umask() -> int:
@@ -268,7 +338,7 @@ def _read_header(data: bytes, name: str) -> dict[str, Any]:
                               f"has {len(data)}")
     try:
         header = json.loads(data[8:8 + n].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:  # huge ints, deep nesting
         raise CheckpointError(f"{name} is corrupted or not a safetensors file (bad header: "
                               f"{e})") from None
     if not isinstance(header, dict):
@@ -292,8 +362,11 @@ def _read_header(data: bytes, name: str) -> dict[str, Any]:
                               f"safetensors.numpy.load_file")
     try:
         info = json.loads(meta[_META_KEY])
-    except (TypeError, json.JSONDecodeError) as e:
+    except (TypeError, ValueError) as e:  # incl. a 5000-digit int (int max_str_digits)
         raise CheckpointError(f"{name} has corrupted omnitensor metadata ({e})") from None
+    except RecursionError:
+        raise CheckpointError(f"{name} has corrupted omnitensor metadata (nested too "
+                              f"deeply)") from None
     if not isinstance(info, dict) or info.get("format") != FORMAT:
         raise CheckpointError(f"{name} has unknown omnitensor metadata")
     if not isinstance(info.get("version"), int) or info["version"] > VERSION:
@@ -317,10 +390,16 @@ def _target_device(saved: str, map_location: MapLocation) -> Any:
 
 class _Decoder:
     def __init__(self, arrays: dict[str, np.ndarray], map_location: MapLocation,
-                 name: str, weights_only: bool = True) -> None:
+                 name: str, weights_only: bool = True, file_bytes: int | None = None) -> None:
         self.arrays, self.map_location, self.name = arrays, map_location, name
         self.weights_only = weights_only
         self.memo: dict[int, Any] = {}
+        # what the structure may build: each stored array once (a second use must be a
+        # __ref__, which shares the first object), within a multiple of the file's size
+        self.used: set[str] = set()
+        self.budget = (_BYTES_PER_FILE_BYTE * file_bytes + _BYTES_SLACK
+                       if file_bytes is not None else None)
+        self.depth = 0
 
     def _fail(self, what: str) -> CheckpointError:
         return CheckpointError(f"{self.name} is corrupted: {what}")
@@ -329,7 +408,16 @@ class _Decoder:
         key = node.get("key")
         if not isinstance(key, str) or key not in self.arrays:
             raise self._fail(f"tensor {key!r} named in the structure is missing")
+        if key in self.used:
+            raise self._fail(f"stored tensor {key!r} is named by more than one node (a "
+                             f"tensor reached twice is saved once and referenced)")
+        self.used.add(key)
         arr = self.arrays[key]
+        if self.budget is not None:
+            self.budget -= arr.nbytes
+            if self.budget < 0:
+                raise self._fail(f"its structure would build more than "
+                                 f"{_BYTES_PER_FILE_BYTE}x the file's size in tensors")
         if node.get("complex"):
             if arr.ndim == 0 or arr.shape[-1] != 2:
                 raise self._fail(f"complex tensor {key!r} has shape {arr.shape}")
@@ -346,6 +434,15 @@ class _Decoder:
         """The object a JSON node describes."""
         if node is None or isinstance(node, (bool, int, float, str)):
             return node
+        self.depth += 1
+        try:
+            if self.depth > _MAX_DEPTH:
+                raise self._fail(f"the structure is nested more than {_MAX_DEPTH} levels deep")
+            return self._decode(node)
+        finally:
+            self.depth -= 1
+
+    def _decode(self, node: Any) -> Any:
         if isinstance(node, list):
             raise self._fail("unexpected JSON list in the structure")
         if not isinstance(node, dict) or len(node) == 0:
@@ -385,7 +482,10 @@ class _Decoder:
             return self.memo[ref]
         if "__ndarray__" in node:
             arr = self._array(node)
-            return arr.astype(np.dtype(node.get("dtype", arr.dtype.name)), copy=False)
+            if node.get("dtype") != arr.dtype.name or arr.dtype.kind not in "biufc":
+                raise self._fail(f"array {node.get('key')!r} is stored as {arr.dtype}, the "
+                                 f"structure says {node.get('dtype')!r}")
+            return arr
         if "__tensor__" in node:
             return self._remember(node, self._tensor(node))
         if "__object__" in node or "__global__" in node:
@@ -462,8 +562,11 @@ class _Decoder:
         arr = self._array(node)
         try:
             dtype = _dt.as_dtype(node["dtype"])
-        except (KeyError, _dt.DTypeError):
+        except (KeyError, TypeError, _dt.DTypeError):
             raise self._fail(f"bad dtype {node.get('dtype')!r}") from None
+        if arr.dtype != dtype.np:  # never a silent cast of what the file stores
+            raise self._fail(f"tensor {node.get('key')!r} is stored as {arr.dtype}, the "
+                             f"structure says {dtype.name}")
         saved = node.get("device", "cpu")
         target = _target_device(str(saved), self.map_location)
         try:
@@ -505,8 +608,7 @@ def load(f: str | os.PathLike | Any, map_location: MapLocation = None, *,
         name = getattr(f, "name", "the checkpoint stream")
     else:
         name = os.fspath(f)
-        with open(name, "rb") as fh:
-            data = fh.read()
+        data = _read_regular_file(name)
     if isinstance(data, str):
         raise TypeError("omnitensor.load: open the file in binary mode ('rb')")
     data = bytes(data)
@@ -517,4 +619,37 @@ def load(f: str | os.PathLike | Any, map_location: MapLocation = None, *,
     except Exception as e:  # noqa: BLE001 - SafetensorError and friends
         raise CheckpointError(f"{name} is corrupted: safetensors could not read it "
                               f"({type(e).__name__}: {e})") from None
-    return _Decoder(arrays, map_location, name, bool(weights_only)).decode(info.get("tree"))
+    try:
+        return _Decoder(arrays, map_location, name, bool(weights_only),
+                        len(data)).decode(info.get("tree"))
+    except RecursionError:
+        raise CheckpointError(f"{name} is corrupted: the structure is nested too "
+                              f"deeply") from None
+
+
+def _read_regular_file(name: Any) -> bytes:
+    """The bytes of a regular file; anything else (a FIFO, which would block forever, a
+    device such as /dev/zero, which never ends, a directory, a symlink to either) is
+    refused before a byte is read. Opened non-blocking, checked on the open descriptor (no
+    race between the check and the read), read up to the size it had when opened."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(name, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                     (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"),
+                     (stat.S_ISSOCK, "a socket"))
+            kind = next((k for test, k in kinds if test(info.st_mode)), "not a regular file")
+            raise CheckpointError(f"{name} is {kind}, not a regular file: a checkpoint must "
+                                  f"be a regular file (refused before reading)")
+        chunks, left = [], info.st_size
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 26))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

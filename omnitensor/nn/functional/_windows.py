@@ -18,9 +18,10 @@ import math
 from typing import Any, Sequence
 
 from ...core.graph import no_grad_ctx
-from ...core.ops.creation import full, zeros
+from ...core.ops.creation import empty, full, zeros
 from ...core.ops.join import cat
 from ...core.tensor import Tensor
+from ...core.trusted import ops_for
 from ...errors import ShapeError
 
 Ints = tuple[int, ...]
@@ -251,7 +252,8 @@ def _place(x: Tensor, left: Ints, need: Ints, value: float) -> Tensor:
                 for lo, n, nn in zip(left, size, need))
     src = tuple(slice(max(-lo, 0), max(max(-lo, 0), min(n, nn - lo)))
                 for lo, n, nn in zip(left, size, need))
-    buf[(_ALL, _ALL) + dst] = x[(_ALL, _ALL) + src]
+    whole = all(sl.start == 0 and sl.stop == n for sl, n in zip(src, size))
+    buf[(_ALL, _ALL) + dst] = x if whole else x[(_ALL, _ALL) + src]
     return buf
 
 
@@ -293,7 +295,7 @@ def windows(x: Tensor, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints
                 split += [o, k]
             perm = (0, 1) + tuple(3 + 2 * i for i in range(nd)) + \
                 tuple(2 + 2 * i for i in range(nd))
-            return fresh(buf.reshape(split).permute(perm).reshape((n, c, kk) + tuple(out)))
+            return _copy_as(buf.reshape(split).permute(perm), (n, c, kk) + tuple(out))
         keys = _slot_keys(kernel, stride, dilation, out)
         if kk == 1:
             return buf[(_ALL, _ALL, None) + keys[0]].clone()
@@ -326,7 +328,7 @@ def windows_adjoint(cols: Tensor, size: Ints, kernel: Ints, stride: Ints, paddin
             perm = [0, 1]
             for i in range(nd):
                 perm += [2 + nd + i, 2 + i]
-            buf = fresh(cols.reshape(split).permute(perm).reshape((n, c) + tuple(need)))
+            buf = _copy_as(cols.reshape(split).permute(perm), (n, c) + tuple(need))
         else:
             buf = zeros((n, c) + tuple(need), dtype=cols.dtype, device=cols.device)
             for i, key in enumerate(_slot_keys(kernel, stride, dilation, out)):
@@ -335,6 +337,15 @@ def windows_adjoint(cols: Tensor, size: Ints, kernel: Ints, stride: Ints, paddin
             return buf
         # crop the padding; positions no window reached stay zero
         return _place(buf, tuple(-lo for lo in padding), tuple(size), 0)
+
+
+def _copy_as(src: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """A new tensor of ``shape`` holding ``src`` (a permuted view) in row-major order: one
+    copy, and the result owns its storage (a reshape of the view would copy too, but
+    return a view-marked tensor)."""
+    dst = empty(shape, dtype=src.dtype, device=src.device)
+    ops_for(dst, src).copy_(dst.reshape(tuple(src.shape)), src)
+    return dst
 
 
 def fresh(t: Tensor) -> Tensor:

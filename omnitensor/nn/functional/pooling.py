@@ -19,7 +19,7 @@ import numpy as np
 from ...core import dtypes as _dt
 from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.ops.creation import arange, ones, zeros
-from ...core.ops.join import stack
+from ...core.ops.join import cat
 from ...core.tensor import Tensor
 from ...core.trusted import ops_for
 from ._utils import INDEX_CACHE, differentiable_backward
@@ -63,8 +63,8 @@ def max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any,  # noqa
             for v in views:
                 hit = ops.mul_(ops.to(ops.eq(v, y), fdt), remaining)
                 ops.sub_(remaining, hit)
-                hits.append(hit)
-            route = stack(hits, 2)
+                hits.append(ops.unsqueeze(hit, 2))
+            route = cat(hits, 2)
     if grad:
         record(f"MaxPool{nd}DWithIndicesBackward0", _max_pool_backward, y, (x,), route=route,
                size=tuple(x.shape[2:]), k=k, s=s, p=p, d=d)
@@ -82,9 +82,12 @@ def max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any,  # noqa
 def _max_pool_backward(node: Any, g: Tensor) -> tuple:
     # route g to each window's arg-max slot, then sum the windows back; under create_graph
     # this is a differentiable product and the col2im node (double backward)
-    cols = g.unsqueeze(2) * node.route.to(g.dtype)
     if differentiable_backward():
+        cols = g.unsqueeze(2) * node.route.to(g.dtype)
         return (col2im(cols, node.size, node.k, node.s, node.p, node.d),)
+    route = node.route
+    ops = ops_for(g, route)
+    cols = ops.mul(ops.unsqueeze(g, 2), ops.to(route, g.dtype))
     return (windows_adjoint(cols, node.size, node.k, node.s, node.p, node.d),)
 
 

@@ -33,7 +33,7 @@ from .ops.elementwise import BINARY_OPS, UNARY_OPS, _backend_failure
 from .ops.elementwise_forwards import _PY_OF_KIND
 from .ops.shape import _as_view
 
-__all__ = ["ops", "ops_for"]
+__all__ = ["ops", "ops_for", "inplace_ops_for"]
 
 _new = object.__new__
 
@@ -52,6 +52,20 @@ def ops_for(*tensors: Tensor | None) -> Any:
         elif t._device is not first._device or t._dtype is not first._dtype:
             return Tensor
     return Tensor if first is None else ops
+
+
+def inplace_ops_for(target: Tensor, *tensors: Tensor | None) -> Any:
+    """:data:`ops` for in-place updates of ``target`` from ``tensors`` (None entries
+    skipped) when all share its device, floating dtype and shape (an optimizer step:
+    nothing may broadcast into a parameter), else the ``Tensor`` class."""
+    dev, d, shape = target._device, target._dtype, target._data.shape
+    if d.kind != "f":
+        return Tensor
+    for t in tensors:
+        if t is not None and (t._device is not dev or t._dtype is not d or
+                              t._data.shape != shape):
+            return Tensor
+    return ops
 
 
 def _checked(name: str) -> Callable[..., Any]:

@@ -18,23 +18,15 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..core.graph import set_grad_enabled_raw
 from ..core.tensor import Tensor
-from ..core.trusted import ops as trusted_ops
+from ..core.trusted import inplace_ops_for
 
 __all__ = ["Optimizer", "required", "update_ops"]
 
 
-def update_ops(p: Tensor, *tensors: Tensor | None) -> Any:
-    """The op namespace for an in-place update of ``p`` from ``tensors`` (its gradient and
-    state; None entries skipped): the trusted ops when all match ``p``'s device, floating
-    dtype and shape, else ``Tensor`` (the checked ops, which promote and broadcast)."""
-    dev, d, shape = p._device, p._dtype, p._data.shape
-    if d.kind != "f":
-        return Tensor
-    for t in tensors:
-        if t is not None and (t._device is not dev or t._dtype is not d or
-                              t._data.shape != shape):
-            return Tensor
-    return trusted_ops
+#: The op namespace for an in-place update of a parameter from its gradient and state
+#: (``update_ops(p, grad, *state)``, None entries skipped): the trusted ops when all match
+#: ``p``'s device, floating dtype and shape, else ``Tensor`` (the checked ops).
+update_ops = inplace_ops_for
 
 
 class _Required:

@@ -10,7 +10,7 @@ import pytest
 import omnitensor as ot
 from omnitensor import nn
 from omnitensor.core.tensor import Tensor
-from omnitensor.core.trusted import ops, ops_for
+from omnitensor.core.trusted import inplace_ops_for, ops, ops_for
 
 F = nn.functional
 
@@ -45,6 +45,11 @@ def test_ops_for_establishes_one_device_and_float_dtype(device):
     assert ops_for(None) is Tensor
     if device != "cpu":
         assert ops_for(a, ot.ones(3)) is Tensor                # two devices
+        assert inplace_ops_for(a, ot.ones(3)) is Tensor
+    # in-place updates also need one shape: nothing may broadcast into the target
+    assert inplace_ops_for(a, ot.zeros(3, device=device), None) is ops
+    assert inplace_ops_for(a, ot.zeros(1, device=device)) is Tensor
+    assert inplace_ops_for(a, a.double()) is Tensor
 
 
 @pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "maximum", "eq", "ne"])

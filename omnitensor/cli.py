@@ -56,6 +56,8 @@ def info_report() -> str:
             lines.append(f"{type_:<7} absent{_installed(type_)}: {why}")
             continue
         lines.append(f"{type_:<7} {be.version()}")
+        install = f"pip install 'omnitensor[{be.pip_extra}]'" if be.pip_extra else "built in"
+        lines.append(f"  {'':<9} {install}; collectives: {be.collective_transport}")
         for i in range(be.device_count()):
             d = be.device_info(i)
             name = registry.spec(type_).device_name(i)

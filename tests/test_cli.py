@@ -42,3 +42,14 @@ def test_info_into_a_closed_pipe_is_quiet():
     out = subprocess.run(f"'{sys.executable}' -m omnitensor info | head -1", shell=True,
                          capture_output=True, text=True, timeout=300)
     assert out.stdout.startswith("omnitensor ") and "Traceback" not in out.stderr
+
+
+def test_info_shows_each_backends_declared_extra_and_transport():
+    """What a backend declares (registry.BACKENDS: pip extra, collective transport) is
+    what ``omnitensor info`` prints for it; nothing is listed by device type in cli.py."""
+    from omnitensor.backends import registry
+    text = _info()
+    for dev in {d.type for d in ot.devices()}:
+        spec = registry.spec(dev)
+        install = f"pip install 'omnitensor[{spec.extra}]'" if spec.extra else "built in"
+        assert f"{install}; collectives: {spec.transport}" in text, (dev, text)

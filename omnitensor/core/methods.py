@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import IndexOutOfRangeError, ShapeError
 from .engine import tensor_backward
 from .graph import needs_grad, no_grad_ctx
 from .shape_util import normalize_axis
@@ -298,7 +298,11 @@ class _Size(int):
     def __call__(self, dim: int | None = None) -> Any:
         if dim is None:
             return Size(self._shape)
-        return self._shape[normalize_axis(dim, len(self._shape))]
+        a = normalize_axis(dim, len(self._shape))
+        if not self._shape:  # torch's message: a 0-d tensor has no size(dim)
+            raise IndexOutOfRangeError(f"Dimension specified as {dim} but tensor has no "
+                                       f"dimensions")
+        return self._shape[a]
 
 
 def item_size(self: Tensor) -> int:

@@ -19,11 +19,13 @@ from .gather import index_select
 def _promote_all(tensors: Sequence[Tensor], op: str) -> tuple[_dt.DType, Any]:
     if not tensors:
         raise ValueError(f"{op}: expected a non-empty sequence of tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: expected a sequence of Tensors, got "
+                            f"{type(t).__name__} at position {i}")
     d = tensors[0]._dtype
     dev = tensors[0]._device
     for t in tensors[1:]:
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{op}: expected Tensors, got {type(t).__name__}")
         d = _dt.promote_types(d, t._dtype)
         if t._device is not dev:
             _mixed_devices(op, tensors[0], t)
@@ -40,10 +42,10 @@ def cat(tensors: Sequence[Tensor], dim: int | None = 0, *, axis: Any = _UNSET) -
         dim = axis
     if not tensors:
         raise ValueError("cat: expected a non-empty sequence of tensors")
+    d, dev = _promote_all(tensors, "cat")
     if dim is None:
         tensors = [t.reshape(-1) for t in tensors]
         dim = 0
-    d, dev = _promote_all(tensors, "cat")
     ref = tensors[0]
     if ref.ndim == 0:
         raise ShapeError("cat: zero-dimensional tensors cannot be concatenated; use stack")
@@ -145,6 +147,8 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
 
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into ``chunks`` pieces of ceil(size / chunks) (torch)."""
+    if not isinstance(chunks, int) or isinstance(chunks, bool) or chunks < 1:
+        raise ValueError(f"chunk: chunks must be a positive integer, got {chunks!r}")
     a = normalize_axis(dim, x.ndim)
     n = x.shape[a]
     step = max(1, -(-n // chunks))

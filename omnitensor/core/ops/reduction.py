@@ -236,7 +236,9 @@ def _arg(name: str, x: Tensor, dim: Any, keep: bool, axis: Any) -> Tensor:
     data = x._data
     if x._dtype is _dt.bool_:
         data = be.astype(data, _dt.uint8.np)
-    ax = None if a is None or x.ndim == 0 else normalize_axis(a, x.ndim)
+    ax = None if a is None else normalize_axis(a, x.ndim)  # 0-d: dims -1 and 0 only
+    if x.ndim == 0:
+        ax = None
     try:
         out = getattr(be, name)(data, ax, keep and ax is not None)
     except Exception as e:  # noqa: BLE001
@@ -338,9 +340,9 @@ def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
 # --------------------------------------------------------------- cumulative ops
 def _cumulative(name: str, x: Tensor, dim: int, dtype: Any) -> Tensor:
     d = _dt.as_dtype(dtype) if dtype is not None else _sum_dtype(x._dtype)
+    a = normalize_axis(dim, x.ndim)  # 0-d: dims -1 and 0 only (torch)
     if x.ndim == 0:
         return x.to(d).clone()
-    a = normalize_axis(dim, x.ndim)
     be = x._device.backend
     data = x._data if x._dtype is d else be.astype(x._data, d.np)
     try:

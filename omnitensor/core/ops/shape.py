@@ -109,10 +109,10 @@ def view(x: Tensor, *shape: Any) -> Tensor:
 
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge axes ``start_dim..end_dim`` into one (torch)."""
+    s = normalize_axis(start_dim, x.ndim)  # a 0-d tensor takes dims -1 and 0 (torch)
+    e = normalize_axis(end_dim, x.ndim)
     if x.ndim == 0:
         return x.reshape(1)
-    s = normalize_axis(start_dim, x.ndim)
-    e = normalize_axis(end_dim, x.ndim)
     if s > e:
         raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
     shape = x.shape[:s] + (prod(x.shape[s:e + 1]),) + x.shape[e + 1:]
@@ -152,9 +152,9 @@ def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two axes (a view)."""
+    a, b = normalize_axis(dim0, x.ndim), normalize_axis(dim1, x.ndim)  # 0-d: -1 and 0 only
     if x.ndim == 0:
         return _alias_view(x)
-    a, b = normalize_axis(dim0, x.ndim), normalize_axis(dim1, x.ndim)
     axes = list(range(x.ndim))
     axes[a], axes[b] = axes[b], axes[a]
     return permute(x, *axes)
@@ -208,9 +208,9 @@ def squeeze(x: Tensor, /, axis: Any = None) -> Tensor:
 
 def squeeze_torch(x: Tensor, dim: Any = None) -> Tensor:
     """torch's squeeze: drop size-1 axes among ``dim`` (all when None); others stay."""
-    if x.ndim == 0:
-        return x.reshape(())
     axes = normalize_axes(dim, x.ndim) if dim is not None else tuple(range(x.ndim))
+    if x.ndim == 0:  # after the check: a 0-d tensor takes dims -1 and 0 (torch)
+        return x.reshape(())
     return x.reshape(tuple(n for i, n in enumerate(x.shape) if not (i in axes and n == 1)))
 
 

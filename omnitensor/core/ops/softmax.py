@@ -29,7 +29,7 @@ def softmax_dim(ndim: int, dim: Any, name: str, stacklevel: int = 4) -> int:
                       f"call to include dim=X as an argument.", UserWarning,
                       stacklevel=stacklevel)
         dim = 0 if ndim in (0, 1, 3) else 1
-    return normalize_axis(dim, max(ndim, 1)) if ndim else 0
+    return normalize_axis(dim, ndim)  # 0-d: dims -1 and 0 only (torch)
 
 
 def softmax_data(x: Tensor, d: int, log: bool, ops: Any = Tensor) -> Tensor:

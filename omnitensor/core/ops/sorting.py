@@ -38,9 +38,9 @@ def argsort(x: Tensor, /, dim: int = -1, descending: bool = False, stable: bool 
     descending); stable by default (the Array API's default; torch's is unstable, and a
     stable order is one of its valid orders)."""
     _check_orderable("argsort", x)
+    a = normalize_axis(dim if axis is None else axis, x.ndim)  # 0-d: dims -1 and 0 only
     if x.ndim == 0:
         return zeros((), dtype=_dt.int64, device=x.device)
-    a = normalize_axis(dim if axis is None else axis, x.ndim)
     be = x._device.backend
     data = x._data if x._dtype is not _dt.bool_ else be.astype(x._data, _dt.uint8.np)
     try:
@@ -59,9 +59,9 @@ def sort_array_api(x: Tensor, /, *, axis: int = -1, descending: bool = False,
                    stable: bool = True) -> Tensor:
     """Array API ``sort``: the sorted tensor."""
     _check_orderable("sort", x)
+    a = normalize_axis(axis, x.ndim)
     if x.ndim == 0:
         return x.clone()
-    a = normalize_axis(axis, x.ndim)
     if needs_grad(x):
         return _sorted_values(x, a, descending, stable)[0]
     be = x._device.backend
@@ -76,9 +76,9 @@ def sort_torch(x: Tensor, dim: int = -1, descending: bool = False, stable: bool 
                ) -> ValuesIndices:
     """torch's ``sort``: ``(values, indices)``."""
     _check_orderable("sort", x)
+    a = normalize_axis(dim, x.ndim)
     if x.ndim == 0:
         return ValuesIndices(x.clone(), zeros((), dtype=_dt.int64, device=x.device))
-    a = normalize_axis(dim, x.ndim)
     v, i = _sorted_values(x, a, descending, True)
     return ValuesIndices(v, i)
 
@@ -101,7 +101,7 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
          ) -> ValuesIndices:  # noqa: A002
     """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
     _check_orderable("topk", x)
-    a = normalize_axis(dim, x.ndim) if x.ndim else 0
+    a = normalize_axis(dim, x.ndim)
     n = x.shape[a] if x.ndim else 1
     if not 0 <= k <= n:
         raise ShapeError(f"topk: k ({k}) is out of range for dimension {a} of size {n}")
@@ -113,7 +113,7 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
 
 def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     """The k-th smallest value (1-based) along ``dim`` and its index."""
-    a = normalize_axis(dim, x.ndim) if x.ndim else 0
+    a = normalize_axis(dim, x.ndim)
     n = x.shape[a] if x.ndim else 1
     if not 1 <= k <= n:
         raise ShapeError(f"kthvalue: k ({k}) is out of range for dimension of size {n}")

@@ -524,11 +524,11 @@ def _make_binary(op: BinaryOp) -> Callable[..., Tensor]:
     return fn
 
 
-for _op in UNARY_OPS.values():
-    globals()[_op.name] = _make_unary(_op)
-for _op in BINARY_OPS.values():
-    globals()[_op.name] = _make_binary(_op)
-del _op
+for _uop in UNARY_OPS.values():
+    globals()[_uop.name] = _make_unary(_uop)
+for _bop in BINARY_OPS.values():
+    globals()[_bop.name] = _make_binary(_bop)
+del _uop, _bop
 
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ import math
 import types
 from typing import Any, Callable, Sequence
 
-from .lr_scheduler import LRScheduler, _lrs, _per_group
+from .lr_scheduler import LRScheduler, _lr_lambdas, _lrs, _per_group
 from .optimizer import Optimizer
 
 __all__ = ["MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR",
@@ -30,16 +30,7 @@ class MultiplicativeLR(LRScheduler):
     def __init__(self, optimizer: Optimizer,
                  lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
                  last_epoch: int = -1) -> None:
-        n = len(optimizer.param_groups)
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != n:
-                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * n
-        for f in self.lr_lambdas:
-            if not callable(f):
-                raise TypeError(f"lr_lambda should be a function, but got {type(f).__name__}")
+        self.lr_lambdas = _lr_lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:

@@ -77,6 +77,22 @@ def _lrs(opt: Optimizer) -> list[float]:
     return [group["lr"] for group in opt.param_groups]
 
 
+def _lr_lambdas(optimizer: Optimizer, lr_lambda: Any) -> list[Callable[[int], float]]:
+    """One function per param group (LambdaLR, MultiplicativeLR): a list of that length,
+    or one function for every group; each must be callable."""
+    n = len(optimizer.param_groups)
+    if isinstance(lr_lambda, (list, tuple)):
+        if len(lr_lambda) != n:
+            raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
+        fns = list(lr_lambda)
+    else:
+        fns = [lr_lambda] * n
+    for f in fns:
+        if not callable(f):
+            raise TypeError(f"lr_lambda should be a function, but got {type(f).__name__}")
+    return fns
+
+
 class StepLR(LRScheduler):
     """Multiply the rate by ``gamma`` every ``step_size`` epochs."""
 
@@ -164,13 +180,7 @@ class LambdaLR(LRScheduler):
     def __init__(self, optimizer: Optimizer,
                  lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
                  last_epoch: int = -1) -> None:
-        n = len(optimizer.param_groups)
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != n:
-                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * n
+        self.lr_lambdas = _lr_lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:

@@ -56,9 +56,8 @@ from .core.ops.reduction import (all, amax, amin, aminmax, any, argmax, argmin, 
 from .core.ops.shape import (broadcast_arrays, broadcast_tensors, broadcast_to, diag, diag_embed,
                              diagonal, expand_dims, flatten, flip, fliplr, flipud,
                              matrix_transpose, moveaxis, movedim, permute, permute_dims, reshape,
-                             roll, squeeze, swapaxes, swapdims, t, transpose, unflatten,
-                             unsqueeze)
-from .core.ops.join import (cat, chunk, concat, concatenate, hstack, narrow, repeat,
+                             squeeze, swapaxes, swapdims, t, transpose, unflatten, unsqueeze)
+from .core.ops.join import (cat, chunk, concat, concatenate, hstack, narrow, repeat, roll,
                             repeat_interleave, select, split, stack, tensor_split, tile, unbind,
                             unstack, vstack)
 from .core.ops.gather import count_nonzero, gather, index_select, masked_fill, masked_select, scatter, scatter_add, take, take_along_axis, take_along_dim

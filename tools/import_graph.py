@@ -2,9 +2,9 @@
 
 Prints module and edge counts, the import cycles (strongly connected components) among
 module-level imports and counting function-level imports too, imports that run from a lower
-layer to a higher one (errors < kernels < backends < core < autograd < the rest), and the
-function-level imports per layer and per file; ``--list`` adds every function-level import
-of an omnitensor module. Edges to a module's own parent packages are left out (Python runs
+layer to a higher one (errors < envvars < kernels < backends < core < autograd < the rest),
+and the function-level imports per layer and per file; ``--list`` adds every function-level
+import of an omnitensor module. Edges to a module's own parent packages are left out (Python runs
 a package's ``__init__`` first; that is no dependency of the code). The layer contracts
 themselves are enforced by import-linter (``.importlinter``, ``tests/test_layers.py``).
 
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "omnitensor"
-ORDER = ["errors", "kernels", "backends", "core", "autograd"]
+ORDER = ["errors", "envvars", "kernels", "backends", "core", "autograd"]
 
 
 def _modules() -> dict[str, Path]:

@@ -37,7 +37,7 @@ class Device:
     type: str
     index: int
 
-    def __init__(self, type: str, index: int) -> None:  # use device(), not this
+    def __init__(self, type: str, index: int) -> None:  # noqa: A002  (use device(), not this)
         self.type = type
         self.index = index
         self._str = type if type == "cpu" else f"{type}:{index}"

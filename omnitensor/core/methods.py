@@ -360,11 +360,11 @@ def _bind_methods() -> None:
     # shape
     for name in ("reshape", "view", "flatten", "unflatten", "permute", "transpose", "swapaxes",
                  "swapdims", "t", "moveaxis", "movedim", "unsqueeze", "expand", "expand_as",
-                 "broadcast_to", "contiguous", "clone", "flip", "fliplr", "flipud", "roll",
+                 "broadcast_to", "contiguous", "clone", "flip", "fliplr", "flipud",
                  "diagonal", "diag", "diag_embed"):
         setattr(T, name, getattr(sh, name))
     for name in ("split", "chunk", "tensor_split", "unbind", "narrow", "select", "tile",
-                 "repeat_interleave"):
+                 "repeat_interleave", "roll"):
         setattr(T, name, getattr(join, name))
     T.t_ = _t_inplace
     T.flip = flip_method

@@ -918,7 +918,7 @@ class Tensor:
     @property
     def retains_grad(self) -> _bool: ...
     def roll(self, /, shift: Any, axis: Any = None, *, dims: Any = None) -> Tensor:
-        """Shift elements cyclically along axes (flattened when no axis)."""
+        """Shift elements cyclically along axes (flattened when no axis): two slices joined."""
         ...
     def rot90(self, k: _int = 1, dims: Sequence[_int] = (0, 1)) -> Tensor:
         """Rotate by 90 degrees ``k`` times in the plane of ``dims`` (from the first axis

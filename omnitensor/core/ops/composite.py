@@ -9,9 +9,8 @@ from typing import Any
 from .. import dtypes as _dt
 from ..graph import no_grad_ctx
 from ..tensor import Tensor
-from .elementwise import _binary, BINARY_OPS, floor_divide, remainder
+from .elementwise import BINARY_OPS, UNARY_OPS, _binary, _unary, floor_divide, remainder
 from .ternary import where
-from .elementwise import UNARY_OPS, _unary
 from .join import cat, stack
 
 

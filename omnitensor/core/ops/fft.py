@@ -16,7 +16,7 @@ from ..graph import needs_grad, record
 from ..shape_util import normalize_axis
 from ..tensor import Tensor, _make
 from .creation import arange, resolve_device
-from .shape import roll
+from .join import roll
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
            "fftfreq", "rfftfreq", "fftshift", "ifftshift", "host_fallbacks"]

@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ShapeError
+from ...errors import DeviceMismatchError, ShapeError, mismatch_message
 from .. import dtypes as _dt
 from ..graph import needs_grad, no_grad_ctx, record
 from ..shape_util import broadcast_shapes, normalize_axis
 from ..tensor import Tensor, _make
 from .indexing import _checked_indices, _scalar_of, getitem
-from ...errors import DeviceMismatchError, mismatch_message
+from .join import pad_constant, stack
 from .creation import tensor, zeros
 from .ternary import where
 
@@ -95,7 +95,6 @@ def _scatter_backward(node: Any, g: Tensor) -> tuple:
     if node.needs_input_grad[1]:
         gs = gather(g, node.dim, index)
         if gs.shape != node.src_shape:
-            from .join import pad_constant
             gs = pad_constant(gs, [(0, s - n) for s, n in zip(node.src_shape, gs.shape)])
     return gx, gs
 
@@ -189,7 +188,6 @@ def nonzero_torch(x: Tensor, *, as_tuple: bool = False) -> Any:
     """torch's ``nonzero``: an (N, ndim) int64 tensor, or a tuple with ``as_tuple``."""
     if as_tuple:
         return nonzero(x) if x.ndim else nonzero(x.reshape(1))
-    from .join import stack
     if x.ndim == 0:
         return zeros((1 if x.item() else 0, 0), dtype=_dt.int64, device=x.device)
     return stack(nonzero(x), 1)

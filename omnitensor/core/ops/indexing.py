@@ -13,18 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import DeviceMismatchError, IndexOutOfRangeError, ShapeError
+from ...errors import DeviceMismatchError, IndexOutOfRangeError, ShapeError, mismatch_message
 from .. import dtypes as _dt
 from ..graph import needs_grad, no_grad_ctx, record
 from ..shape_util import broadcast_shapes
 from ..tensor import Tensor, _make
-from .shape import _as_view
-from ...errors import mismatch_message
+from .shape import _as_view, scatter_into_zeros, sum_to
 from .creation import tensor, zeros
 from .elementwise import _PY_OF_KIND
 from .ternary import where
 from .inplace import apply_inplace
-from .shape import scatter_into_zeros, sum_to
 
 
 # ------------------------------------------------------------------- key handling

@@ -9,11 +9,10 @@ from ..device import same_device
 from ..graph import needs_grad, record
 from ..shape_util import normalize_axis
 from ..tensor import Tensor, _make
-from .elementwise import _backend_failure, _mixed_devices
-from .shape import _shape_args, unsqueeze
+from .elementwise import _PY_OF_KIND, _backend_failure, _mixed_devices
+from .shape import _shape_args, clone, unsqueeze
 from .creation import tensor
-from .elementwise import _PY_OF_KIND
-from .gather import index_select
+from .indexing import getitem
 
 # -------------------------------------------------------------------- join / split
 def _promote_all(tensors: Sequence[Tensor], op: str) -> tuple[_dt.DType, Any]:
@@ -240,7 +239,36 @@ def repeat(x: Tensor, repeats: Any, /, *, axis: int | None = None) -> Tensor:
         raise ShapeError(f"repeat: repeats has {reps.size} entries for an axis of size "
                          f"{x.shape[a]}")
     idx = tensor(np.repeat(np.arange(x.shape[a]), reps), device=x.device)
-    return index_select(x, a, idx)
+    return getitem(x, (slice(None),) * a + (idx,))  # index_select, by advanced indexing
+
+
+def roll(x: Tensor, /, shift: Any, axis: Any = None, *, dims: Any = None) -> Tensor:
+    """Shift elements cyclically along axes (flattened when no axis): two slices joined."""
+    axis = dims if dims is not None else axis
+    if axis is None:
+        s = sum(shift) if isinstance(shift, (tuple, list)) else shift
+        return roll(x.reshape(-1), s, 0).reshape(x.shape)
+    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = shifts * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
+    out = x
+    for s, a in zip(shifts, axes):
+        a = normalize_axis(a, x.ndim)
+        n = x.shape[a]
+        if n == 0:
+            continue
+        s %= n
+        if s == 0:
+            continue
+        idx_tail = [slice(None)] * x.ndim
+        idx_head = [slice(None)] * x.ndim
+        idx_tail[a] = slice(n - s, n)
+        idx_head[a] = slice(0, n - s)
+        out = cat([out[tuple(idx_tail)], out[tuple(idx_head)]], a)
+    return out if out is not x else clone(x)
 
 
 def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None) -> Tensor:

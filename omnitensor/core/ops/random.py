@@ -18,9 +18,8 @@ import numpy as np
 from .. import dtypes as _dt
 from ..shape_util import as_shape, prod
 from ..tensor import Tensor, _make
-from .creation import _checked, resolve_device
+from .creation import _checked, resolve_device, tensor
 from ..graph import no_grad_ctx
-from .creation import tensor
 from .sorting import argsort, searchsorted
 
 _DEFAULT_SEED = 67280421310721  # torch's default initial seed

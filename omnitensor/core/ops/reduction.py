@@ -16,10 +16,9 @@ from .. import dtypes as _dt
 from ..graph import needs_grad, no_grad_ctx, record
 from ..shape_util import normalize_axes, normalize_axis, prod as _prod
 from ..tensor import Tensor, _make
-from .elementwise import _backend_failure
+from .elementwise import _backend_failure, maximum, minimum
 from .ternary import where
 from .creation import zeros
-from .elementwise import maximum, minimum
 from .gather import scatter
 from .join import cat, pad_constant, stack
 

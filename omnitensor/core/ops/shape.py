@@ -322,36 +322,6 @@ def flipud(x: Tensor) -> Tensor:
     return flip(x, dims=(0,))
 
 
-def roll(x: Tensor, /, shift: Any, axis: Any = None, *, dims: Any = None) -> Tensor:
-    """Shift elements cyclically along axes (flattened when no axis)."""
-    axis = dims if dims is not None else axis
-    if axis is None:
-        s = sum(shift) if isinstance(shift, (tuple, list)) else shift
-        return roll(x.reshape(-1), s, 0).reshape(x.shape)
-    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    if len(shifts) == 1 and len(axes) > 1:
-        shifts = shifts * len(axes)
-    if len(shifts) != len(axes):
-        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
-    out = x
-    for s, a in zip(shifts, axes):
-        a = normalize_axis(a, x.ndim)
-        n = x.shape[a]
-        if n == 0:
-            continue
-        s %= n
-        if s == 0:
-            continue
-        idx_tail = [slice(None)] * x.ndim
-        idx_head = [slice(None)] * x.ndim
-        idx_tail[a] = slice(n - s, n)
-        idx_head[a] = slice(0, n - s)
-        from .join import cat
-        out = cat([out[tuple(idx_tail)], out[tuple(idx_head)]], a)
-    return out if out is not x else clone(x)
-
-
 # ---------------------------------------------------------------------- diagonals
 def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal of the (dim1, dim2) planes as the last axis (a view; torch)."""

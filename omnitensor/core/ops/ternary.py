@@ -5,12 +5,10 @@ from typing import Any
 
 from ...errors import DTypeError
 from .. import dtypes as _dt
-from ..graph import needs_grad, record
+from ..graph import needs_grad, no_grad_ctx, record
 from ..shape_util import broadcast_shapes
 from ..tensor import Tensor, _make
-from .elementwise import _PY_OF_KIND, _backend_failure, _mixed_devices
-from ..graph import no_grad_ctx
-from .elementwise import maximum, minimum
+from .elementwise import _PY_OF_KIND, _backend_failure, _mixed_devices, maximum, minimum
 
 _SCALARS = (bool, int, float, complex)
 

@@ -53,7 +53,7 @@ def nan_to_num(x: Tensor, nan: float = 0.0, posinf: float | None = None,
     if x.dtype.kind not in "fc":
         return x.clone()
     if x.dtype.kind == "c":
-            return nan_to_num(real(x), nan, posinf, neginf) + \
+        return nan_to_num(real(x), nan, posinf, neginf) + \
             nan_to_num(imag(x), nan, posinf, neginf) * 1j
     fi = _dt.finfo(x.dtype)
     hi = fi.max if posinf is None else posinf
@@ -92,7 +92,7 @@ def isneginf(x: Tensor) -> Tensor:
 def isreal(x: Tensor) -> Tensor:
     """True where the imaginary part is 0 (everywhere for real dtypes)."""
     if x.dtype.kind == "c":
-            return imag(x) == 0
+        return imag(x) == 0
     return creation.ones_like(x, dtype=_dt.bool_)
 
 

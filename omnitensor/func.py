@@ -73,6 +73,21 @@ def _prepare(leaves: list[Tensor]) -> tuple[list[Tensor], bool]:
     return out, nested
 
 
+def _differentiable(args: list, nums: Any) -> tuple[list[Tensor], list, bool]:
+    """Replace ``args[a]`` (a tensor or a tree of them) for each ``a`` in ``nums`` by the same
+    tree of differentiable stand-ins (call in grad mode): (every stand-in, flat; ``(start,
+    count, rebuild, nested)`` per argument; whether any argument is in an outer graph)."""
+    flat: list[Tensor] = []
+    rebuilds = []
+    for a in nums:
+        leaves, rebuild = _flatten(args[a])
+        leaves, nested = _prepare(leaves)
+        rebuilds.append((len(flat), len(leaves), rebuild, nested))
+        flat += leaves
+        args[a] = rebuild(leaves)
+    return flat, rebuilds, any(r[3] for r in rebuilds)
+
+
 def _gradients(output: Tensor, inputs: list[Tensor], create_graph: bool,
                grad_output: Any = None) -> list[Tensor]:
     from .core.ops.creation import zeros_like
@@ -122,16 +137,8 @@ def grad_and_value(func: Callable, argnums: Any = 0, has_aux: bool = False) -> C
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), "grad")
         args = list(args)
-        flat: list[Tensor] = []
-        rebuilds = []
         with enable_grad():
-            for a in nums:
-                leaves, rebuild = _flatten(args[a])
-                leaves, nested = _prepare(leaves)
-                rebuilds.append((len(flat), len(leaves), rebuild, nested))
-                flat += leaves
-                args[a] = rebuild(leaves)
-            nested = any(r[3] for r in rebuilds)
+            flat, rebuilds, nested = _differentiable(args, nums)
             out, aux = _split_aux(func(*args, **kwargs), has_aux, "grad")
             if not isinstance(out, Tensor) or out.numel() != 1:
                 raise RuntimeError(f"grad: the function must return a single-element Tensor, "
@@ -159,17 +166,9 @@ def grad(func: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
 def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """``(func(*primals), vjp_fn[, aux])``; ``vjp_fn(cotangents)`` returns one gradient per
     primal (a tuple), for cotangents shaped like the output."""
-    flat: list[Tensor] = []
-    rebuilds = []
-    args = []
+    args = list(primals)
     with enable_grad():
-        for p in primals:
-            leaves, rebuild = _flatten(p)
-            leaves, nested = _prepare(leaves)
-            rebuilds.append((len(flat), len(leaves), rebuild, nested))
-            flat += leaves
-            args.append(rebuild(leaves))
-        nested = any(r[3] for r in rebuilds)
+        flat, rebuilds, nested = _differentiable(args, range(len(args)))
         out, aux = _split_aux(func(*args), has_aux, "vjp")
     out_leaves, out_rebuild = _flatten(out)
 
@@ -227,16 +226,8 @@ def jacrev(func: Callable, argnums: Any = 0, *, has_aux: bool = False,
         from .core.ops.join import stack
         nums = _argnums(argnums, len(args), "jacrev")
         args = list(args)
-        flat: list[Tensor] = []
-        rebuilds = []
         with enable_grad():
-            for a in nums:
-                leaves, rebuild = _flatten(args[a])
-                leaves, nested = _prepare(leaves)
-                rebuilds.append((len(flat), len(leaves), rebuild, nested))
-                flat += leaves
-                args[a] = rebuild(leaves)
-            nested = any(r[3] for r in rebuilds)
+            flat, rebuilds, nested = _differentiable(args, nums)
             out, aux = _split_aux(func(*args, **kwargs), has_aux, "jacrev")
             out_leaves, out_rebuild = _flatten(out)
             jac_per_out = []

@@ -122,18 +122,27 @@ def test_functions_are_references_not_code(tmp_path):
 
 def test_default_load_never_imports_what_the_file_names(tmp_path, monkeypatch):
     import sys
-    model, _, _ = _trained("cpu")
+    model, _, idx = _trained("cpu")
     path = tmp_path / "m.pt"
     ot.save(model, path)
-    # rewrite the class path to a module that is not imported: weights_only must not import
-    data = path.read_bytes().replace(TinyNet.__module__.encode(), b"json.tool" +
-                                     b" " * (len(TinyNet.__module__) - 9)
-                                     if len(TinyNet.__module__) >= 9 else b"")
-    if not data:
-        pytest.skip("module name too short to rewrite in place")
-    monkeypatch.delitem(sys.modules, "json.tool", raising=False)
+    # rewrite the class path to an importable module of the same length (so the file stays
+    # well formed) whose import leaves a mark: weights_only must refuse without importing it
+    orig = TinyNet.__module__
+    probe = "p" + "x" * (len(orig) - 1)
+    mark = tmp_path / "imported"
+    (tmp_path / f"{probe}.py").write_text(
+        f"import pathlib, sys\npathlib.Path({str(mark)!r}).touch()\n"
+        f"TinyNet = sys.modules[{orig!r}].TinyNet\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, probe, raising=False)
+    data = path.read_bytes()
+    assert f"{orig}.TinyNet".encode() in data
     bad = tmp_path / "bad.pt"
-    bad.write_bytes(data)
-    with pytest.raises(Exception):
+    bad.write_bytes(data.replace(f"{orig}.TinyNet".encode(), f"{probe}.TinyNet".encode()))
+    with pytest.raises(WeightsOnlyError, match=f"Unsupported global: {probe}.TinyNet"):
         ot.load(bad)
-    assert "json.tool" not in sys.modules
+    assert probe not in sys.modules and not mark.exists()
+    # the rewrite is effective: a trusted load imports the named module and rebuilds
+    back = ot.load(bad, weights_only=False)
+    assert mark.exists() and probe in sys.modules and isinstance(back, TinyNet)
+    assert ot.equal(back(idx), model(idx)).all()

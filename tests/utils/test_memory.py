@@ -57,5 +57,8 @@ def test_cuda_spelling_without_cuda():
 
 
 def test_bad_device_is_a_clear_error():
-    with pytest.raises(Exception, match="device"):
-        memory.memory_allocated("nope:0")
+    from omnitensor.errors import DeviceError
+    for fn in (memory.memory_allocated, memory.memory_summary, memory.reset_peak_memory_stats,
+               memory.empty_cache):
+        with pytest.raises(DeviceError, match="unknown device type in 'nope:0'"):
+            fn("nope:0")

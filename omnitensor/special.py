@@ -99,12 +99,12 @@ def erfinv(y: Tensor) -> Tensor:
     w = -_ew.log((1.0 - ys) * (1.0 + ys))
     small = w < 5.0
     ws = _where(small, w, 5.0) - 2.5
-    p1 = 2.81022636e-08
+    p1: Any = 2.81022636e-08
     for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
               -0.00417768164, 0.246640727, 1.50140941):
         p1 = c + p1 * ws
     wl = _ew.sqrt(_where(small, 5.0, w)) - 3.0
-    p2 = -0.000200214257
+    p2: Any = -0.000200214257
     for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
               0.00943887047, 1.00167406, 2.83297682):
         p2 = c + p2 * wl
@@ -189,10 +189,11 @@ def multigammaln(x: Tensor, p: int) -> Tensor:
     """The log multivariate gamma function of dimension ``p``."""
     x = _t(x)
     out = (p * (p - 1) / 4.0) * math.log(math.pi)
-    total = None
-    for j in range(p):
-        term = gammaln(x - j / 2.0)
-        total = term if total is None else total + term
+    if p < 1:
+        raise ValueError(f"multigammaln: p must be at least 1, got {p}")
+    total = gammaln(x)
+    for j in range(1, p):
+        total = total + gammaln(x - j / 2.0)
     return total + out
 
 

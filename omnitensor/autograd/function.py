@@ -47,7 +47,8 @@ class Function(metaclass=_FunctionMeta):
         # input edges first: a new AccumulateGrad must precede ctx in creation order
         edges = tuple(edge_of(a) if isinstance(a, Tensor) else None for a in args) \
             if record else ()
-        ctx = Node(cls._backward_name, _function_backward)
+        # torch's ctx: a Node that also carries the Function's own attributes
+        ctx: Any = Node(cls._backward_name, _function_backward)
         ctx.fn_cls = cls
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         uses_setup = cls.setup_context is not Function.setup_context
@@ -70,7 +71,7 @@ class Function(metaclass=_FunctionMeta):
         ctx.input_meta = tuple((a.shape, a.dtype, a.device) if isinstance(a, Tensor) else None
                                for a in args)
         ctx.num_outputs = len(fixed)
-        meta = []
+        meta: list[tuple | None] = []
         for i, o in enumerate(fixed):
             if isinstance(o, Tensor) and id(o) not in ctx.non_differentiable and \
                     o.dtype.kind in "fc":
@@ -103,7 +104,7 @@ def _unlink_saved_outputs(ctx: Node) -> None:
     ctx._saved_outputs = tuple(flags)
 
 
-def _function_backward(ctx: Node, *grads: Any) -> tuple:
+def _function_backward(ctx: Any, *grads: Any) -> tuple:
     result = ctx.fn_cls.backward(ctx, *grads)
     if not isinstance(result, tuple):
         result = (result,)

@@ -37,7 +37,7 @@ def guarded(fn: Callable, array_type: type, device_of: Callable[[Any], Any],
             return fn(*args, **kwargs)
     call.__name__ = getattr(fn, "__name__", "op")
     call.__doc__ = getattr(fn, "__doc__", None)
-    call.__wrapped__ = fn
+    call.__wrapped__ = fn  # type: ignore[attr-defined]
     return call
 
 

@@ -136,7 +136,7 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     roots = _root_grads(outs, _as_tuple(grad_outputs), "grad")
     if retain_graph is None:
         retain_graph = create_graph
-    targets = []
+    targets: list[Any] = []
     for i, t in enumerate(ins):
         if not isinstance(t, Tensor) or not t.requires_grad:
             raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require "
@@ -369,7 +369,7 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
                     _accumulate_leaf(node, grads[0], id(grads[0]) not in shared, create_graph)
                     _mode.enabled = create_graph
                 continue
-            if target_keys is not None and not any(
+            if needed is not None and not any(
                     e is not None and e[0] in needed for e in node.next_functions):
                 continue  # a target with nothing further to compute
             if None in grads and node.materialize_grads:

@@ -57,6 +57,11 @@ class _LegacyType(type):
     """Metaclass: ``isinstance(x, FloatTensor)`` is "x is a float32 tensor on the class's
     device type", as torch answers."""
 
+    # set by _make_type on each class (declared for type checkers)
+    dtype: _dt.DType
+    device_type: str
+    legacy_name: str
+
     def __instancecheck__(cls, obj: Any) -> bool:
         return (isinstance(obj, Tensor) and obj.dtype is cls.dtype
                 and obj.device.type == cls.device_type)
@@ -96,7 +101,7 @@ class _LegacyTensor(metaclass=_LegacyType):
                         f"{', '.join(type(a).__name__ for a in args)}")
 
 
-def _make_type(name: str, dtype: _dt.DType, device_type: str = "cpu") -> type:
+def _make_type(name: str, dtype: _dt.DType, device_type: str = "cpu") -> _LegacyType:
     prefix = "torch." if device_type == "cpu" else f"torch.{device_type}."
     return _LegacyType(name, (_LegacyTensor,), {
         "dtype": dtype, "device_type": device_type, "legacy_name": prefix + name,
@@ -188,7 +193,7 @@ def _device_is(type_: str) -> property:
                     doc=f"True when the tensor is on a {type_} device.")
 
 
-def bind(T: type) -> None:
+def bind(T: Any) -> None:
     """Bind the legacy methods and predicates on :class:`Tensor` (from ``core/methods``)."""
     T.type = tensor_type
     T.data_ptr = data_ptr

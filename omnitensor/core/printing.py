@@ -13,7 +13,7 @@ _EDGEITEMS = 3
 # torch.set_printoptions: precision (None: torch's 4), sci_mode (None: automatic), linewidth
 _OPTIONS: dict[str, Any] = {"precision": 4, "threshold": _THRESHOLD, "edgeitems": _EDGEITEMS,
                             "linewidth": 80, "sci_mode": None}
-_PROFILES = {"default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
+_PROFILES: dict[str, dict[str, Any]] = {"default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
              "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
              "full": {"precision": 4, "threshold": float("inf"), "edgeitems": 3,
                       "linewidth": 80}}

@@ -89,10 +89,10 @@ def call_with_backward_hooks(module: Any, args: tuple, kwargs: dict, run: Any) -
     if need:
         wrapped = _Inputs.apply(call, *[args[i] for i in idx])
         wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
-        args = list(args)
+        new_args = list(args)
         for i, w in zip(idx, wrapped):
-            args[i] = w
-        args = tuple(args)
+            new_args[i] = w
+        args = tuple(new_args)
     out = run(args, kwargs)
     if isinstance(out, Tensor):
         return _Outputs.apply(call, out) if out.requires_grad else out

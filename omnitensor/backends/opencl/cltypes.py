@@ -14,7 +14,7 @@ than once per dtype.
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -42,6 +42,7 @@ class CType:
         self.half = c == "half"
         self.scalar_c = comp           # type of a by-value scalar argument
         packer = struct.Struct("=" + fmt)
+        self.pack: Callable[..., bytes]
         if kind == "V":  # bit containers receive the raw bytes already
             self.pack = _identity
         elif kind == "c":
@@ -87,7 +88,7 @@ _TABLE = [
 # item size is 2
 _TABLE[9].itemsize = 2
 
-BY_NP: dict[np.dtype, CType] = {t.np: t for t in _TABLE}
+BY_NP: dict[np.dtype, CType] = {t.np: t for t in _TABLE if t.np is not None}
 BY_KEY: dict[str, CType] = {t.key: t for t in _TABLE}
 
 #: bit containers by item size

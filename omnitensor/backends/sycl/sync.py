@@ -35,7 +35,7 @@ def may_call_onemkl(fn: Any) -> bool:
     cannot inspect (our own wrappers and methods) counts as "may"."""
     impl = getattr(fn, "unary_fn_", None) or getattr(fn, "binary_fn_", None)
     code = getattr(impl, "__code__", None)
-    if code is None or not impl.__closure__:
+    if code is None or impl is None or not impl.__closure__:
         return True
     cells = dict(zip(code.co_freevars, impl.__closure__))
     cell = cells.get("mkl_impl_fn")
@@ -70,7 +70,7 @@ def waits_outside_gil(fn: Any) -> Any:
         return fn(a, *rest, **kw)
     call.__name__ = getattr(fn, "__name__", "call")
     call.__doc__ = getattr(fn, "__doc__", None)
-    call.__wrapped__ = fn
+    call.__wrapped__ = fn  # type: ignore[attr-defined]
     return call
 
 
@@ -85,5 +85,5 @@ def drains_first(fn: Any) -> Any:
         return fn(x, *rest, **kw)
     call.__name__ = getattr(fn, "__name__", "call")
     call.__doc__ = getattr(fn, "__doc__", None)
-    call.__wrapped__ = fn
+    call.__wrapped__ = fn  # type: ignore[attr-defined]
     return call

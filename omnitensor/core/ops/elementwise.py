@@ -27,6 +27,7 @@ from .elementwise_forwards import (_identity_for_integers, _float_predicate, _si
                                   _positive, _real_part, _imag_part, _conj_forward, _rsqrt,
                                   _sigmoid, _relu, _floor_divide, _expm1, _tanh, _pow,
                                   _PY_OF_KIND)
+from .inplace import apply_inplace  # in-place ops under autograd (rebase, CopySlices)
 
 _new = object.__new__
 _SCALARS = (bool, int, float, complex)
@@ -320,7 +321,6 @@ def _binary_inplace(op: BinaryOp, x: Tensor, other: Any) -> Tensor:
         raise ShapeError(f"{op.name}_: output with shape {x.shape} doesn't match the "
                          f"broadcast shape {broadcast_shapes(x.shape, other.shape)}")
     if record_grad:
-        from .inplace import apply_inplace
         return apply_inplace(x, lambda base: _binary(op, base, other), op.name)
     be = dev.backend
     try:
@@ -351,7 +351,6 @@ def _unary_inplace(op: UnaryOp, x: Tensor) -> Tensor:
         raise _dt.DTypeError(f"{op.name}_: result type {od.name} can't be cast to the desired "
                              f"output type {x._dtype.name} of the in-place operation")
     if record_grad:
-        from .inplace import apply_inplace
         return apply_inplace(x, lambda base: _unary(op, base), op.name)
     res = _unary(op, x)
     be = x._device.backend

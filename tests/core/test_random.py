@@ -64,3 +64,17 @@ def test_inplace_random_fills(device):
     assert abs(b.mean().item() - 0.3) < 0.05
     m = ot.multinomial(ot.tensor([0.0, 1.0, 0.0], device=device), 4, replacement=True)
     assert m.tolist() == [1, 1, 1, 1]
+
+
+def test_negative_std_is_an_error_like_torch(device):
+    import pytest
+    for std in (-1.0, float("nan")):
+        with pytest.raises(ValueError, match="normal expects std >= 0.0, but found std"):
+            ot.normal(0.0, std, (3,), device=device)
+        with pytest.raises(ValueError, match="normal_ expects std >= 0.0"):
+            ot.empty(3, device=device).normal_(0.0, std)
+    with pytest.raises(ValueError, match="all elements of std >= 0.0"):
+        ot.normal(ot.zeros(3, device=device), ot.tensor([1.0, -1.0, 1.0], device=device))
+    # zero is allowed (a constant), and so is a tensor std without negatives
+    assert ot.normal(2.0, 0.0, (4,), device=device).tolist() == [2.0] * 4
+    assert ot.normal(ot.zeros(2, device=device), ot.ones(2, device=device)).shape == (2,)

@@ -218,7 +218,8 @@ def randint_like(x: Tensor, low: int, high: Any = None, *, dtype: Any = None,
 
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *,
            generator: Generator | None = None, dtype: Any = None, device: Any = None) -> Tensor:
-    """Normal samples with tensor or scalar ``mean``/``std``."""
+    """Normal samples with tensor or scalar ``mean``/``std`` (``std >= 0``, as torch)."""
+    _check_std(std, "normal")
     if size is None:
         ref = mean if isinstance(mean, Tensor) else std
         if not isinstance(ref, Tensor):
@@ -227,6 +228,16 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *,
     z = randn(as_shape((size,)) if not isinstance(size, tuple) else size, generator=generator,
               dtype=dtype, device=device)
     return z * std + mean
+
+
+def _check_std(std: Any, fn: str) -> None:
+    """torch's rule: a negative (or NaN) standard deviation is an error, not a sign flip of
+    the samples. A tensor ``std`` costs one device-to-host read, as in torch."""
+    if isinstance(std, Tensor):
+        if std.numel() and not bool((std >= 0).all()):
+            raise ValueError(f"{fn} expects all elements of std >= 0.0")
+    elif not float(std) >= 0:
+        raise ValueError(f"{fn} expects std >= 0.0, but found std {std}")
 
 
 def bernoulli(p: Tensor, *, generator: Generator | None = None) -> Tensor:
@@ -265,6 +276,7 @@ def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, *,
 
 def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, *,
             generator: Generator | None = None) -> Tensor:
+    _check_std(std, "normal_")
     z = randn(x.shape, dtype=x.dtype, device=x.device, generator=generator)
     return _fill_(x, z * std + mean)
 

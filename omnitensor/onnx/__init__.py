@@ -31,6 +31,7 @@ def load(f, device=None, *, check=True):  # noqa: ANN001, ANN201 - documented in
 
 def supported_ops() -> list:
     """The ONNX operator types ``load`` can run."""
+    from . import runtime  # noqa: F401  (every op module registered)
     from .ops import supported
     return supported()
 

@@ -692,5 +692,3 @@ def supported() -> list[str]:
     """The ONNX op types this runtime executes."""
     return sorted(OPS)
 
-
-from . import recurrent as _recurrent  # noqa: E402,F401  (registers LSTM/GRU/RNN)

@@ -18,6 +18,7 @@ from ..core.device import Device, device as as_device, get_default_device
 from ..core.ops.creation import asarray
 from ..core.tensor import Tensor
 from . import ops as _ops
+from . import recurrent as _recurrent  # noqa: F401  (registers LSTM/GRU/RNN in ops.OPS)
 
 #: integer tensors of at most this many elements stay on the host (shape arithmetic)
 _HOST_INTS = 64

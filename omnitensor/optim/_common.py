@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["scalar", "check_ranges", "IGNORED_FLAGS"]
+__all__ = ["scalar", "check_ranges", "weight_decay", "adam_moments", "IGNORED_FLAGS"]
 
 #: torch's implementation-selection flags. They are stored in each param group (so state
 #: dicts have torch's layout) but change nothing here: every update is one formula written
@@ -27,3 +27,21 @@ def check_ranges(**values: float) -> None:
     for name, v in values.items():
         if v < 0.0:
             raise ValueError(f"Invalid {name.replace('_', ' ')}: {v}")
+
+
+def weight_decay(p: Any, g: Any, lr: float, wd: float, decoupled: bool) -> Any:
+    """torch's weight decay, the gradient to use: decoupled (AdamW/NAdamW/RAdamW) shrinks
+    ``p`` in place by ``1 - lr * wd`` and keeps ``g``; otherwise L2 adds ``wd * p`` to ``g``."""
+    if not wd:
+        return g
+    if decoupled:
+        p.mul_(1 - lr * wd)
+        return g
+    return g + p * wd
+
+
+def adam_moments(m: Any, v: Any, g: Any, b1: float, b2: float) -> None:
+    """Adam's moment estimates in place (torch's form): ``m`` moves ``1 - b1`` of the way to
+    ``g``; ``v = b2 v + (1 - b2) g^2``."""
+    m.lerp_(g, 1 - b1)
+    v.mul_(b2).addcmul_(g, g, value=1 - b2)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ..core.ops.creation import zeros_like
-from ._common import check_ranges, scalar
+from ._common import check_ranges, scalar, weight_decay
 from .optimizer import Optimizer
 
 __all__ = ["Adamax"]
@@ -47,8 +47,7 @@ class Adamax(Optimizer):
                     st["exp_avg"] = zeros_like(p)
                     st["exp_inf"] = zeros_like(p)
                 step = st["step"] = scalar(st["step"]) + 1
-                if wd:
-                    g = g + p * wd
+                g = weight_decay(p, g, lr, wd, False)
                 m, u = st["exp_avg"], st["exp_inf"]
                 m.lerp_(g, 1 - b1)
                 u.mul_(b2).maximum_(g.abs().add_(eps))

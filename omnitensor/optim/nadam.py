@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ..core.ops.creation import zeros_like
-from ._common import check_ranges, scalar
+from ._common import adam_moments, check_ranges, scalar, weight_decay
 from .adamax import check_betas
 from .optimizer import Optimizer
 
@@ -52,17 +52,12 @@ class NAdam(Optimizer):
                     st["exp_avg"] = zeros_like(p)
                     st["exp_avg_sq"] = zeros_like(p)
                 step = st["step"] = scalar(st["step"]) + 1
-                if wd:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * wd)
-                    else:
-                        g = g + p * wd
+                g = weight_decay(p, g, lr, wd, group["decoupled_weight_decay"])
                 mu = b1 * (1.0 - 0.5 * 0.96 ** (step * psi))
                 mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * psi))
                 prod = st["mu_product"] = scalar(st["mu_product"]) * mu
                 m, v = st["exp_avg"], st["exp_avg_sq"]
-                m.lerp_(g, 1 - b1)
-                v.mul_(b2).addcmul_(g, g, value=1 - b2)
+                adam_moments(m, v, g, b1, b2)
                 denom = (v / (1 - b2 ** step)).sqrt_().add_(eps)
                 p.addcdiv_(g, denom, value=-lr * (1.0 - mu) / (1.0 - prod))
                 p.addcdiv_(m, denom, value=-lr * mu_next / (1.0 - prod * mu_next))

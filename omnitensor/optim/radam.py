@@ -5,7 +5,7 @@ import math
 from typing import Any, Iterable
 
 from ..core.ops.creation import zeros_like
-from ._common import check_ranges, scalar
+from ._common import adam_moments, check_ranges, scalar, weight_decay
 from .adamax import check_betas
 from .optimizer import Optimizer
 
@@ -47,14 +47,9 @@ class RAdam(Optimizer):
                     st["exp_avg"] = zeros_like(p)
                     st["exp_avg_sq"] = zeros_like(p)
                 step = st["step"] = scalar(st["step"]) + 1
-                if wd:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * wd)
-                    else:
-                        g = g + p * wd
+                g = weight_decay(p, g, lr, wd, group["decoupled_weight_decay"])
                 m, v = st["exp_avg"], st["exp_avg_sq"]
-                m.lerp_(g, 1 - b1)
-                v.mul_(b2).addcmul_(g, g, value=1 - b2)
+                adam_moments(m, v, g, b1, b2)
                 bc1, bc2 = 1 - b1 ** step, 1 - b2 ** step
                 rho_t = rho_inf - 2 * step * (b2 ** step) / bc2
                 if rho_t > 5.0:

@@ -150,7 +150,8 @@ def rebuild_object(cls: Any, state: Any, into: Any = None) -> Any:
     does; ``__init__`` does not run."""
     if not isinstance(cls, type):
         raise ValueError(f"omnitensor.load: {cls!r} named as a class is not a class")
-    obj = cls.__new__(cls) if into is None else into
+    new: Any = cls.__new__  # any class's __new__, called as unpickling does
+    obj = new(cls) if into is None else into
     setstate = getattr(type(obj), "__setstate__", None)
     if setstate is not None and setstate is not getattr(object, "__setstate__", None):
         obj.__setstate__(state)

@@ -88,7 +88,7 @@ def empty_cache(device: Any = None) -> None:
     dev.backend.empty_cache(dev.index)
 
 
-def _fmt(n: int) -> str:
+def _fmt(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if abs(n) < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"

@@ -16,8 +16,9 @@ class _VariableMeta(type):
 
 
 class Variable(metaclass=_VariableMeta):
-    def __new__(cls, data: Any, requires_grad: bool = False, volatile: bool = False
-                ) -> Tensor:  # type: ignore[misc]
+    # Variable(x) returns a Tensor, as torch's (the metaclass makes isinstance agree)
+    def __new__(cls, data: Any, requires_grad: bool = False,  # type: ignore[misc]
+                volatile: bool = False) -> Tensor:
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got "
                             f"{type(data).__name__}")

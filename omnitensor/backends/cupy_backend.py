@@ -34,6 +34,7 @@ class CupyBackend(NamespaceBackend):
     asynchronous = True
 
     def __init__(self) -> None:
+        self._why: str | None
         try:
             self._count = cupy.cuda.runtime.getDeviceCount()
         except Exception as e:  # noqa: BLE001 - no driver, no device

@@ -183,6 +183,7 @@ def make_input(case: Case, dtype: str, shape: tuple, seed: int, rhs: bool = Fals
     rng = np.random.default_rng(seed)
     lo, hi = case.domain
     n = int(np.prod(shape)) if shape else 1
+    arr: np.ndarray
     if dtype == "bool":
         arr = rng.random(n) < 0.5
     elif dtype in INTS:

@@ -9,7 +9,7 @@ import numpy as np
 from .cases import ALL_CASES, Case, make_input, reference
 
 
-def layouts(case: Case) -> Iterator[tuple[str, list[tuple]]]:
+def layouts(case: Case) -> Iterator[tuple[str, list[Any]]]:
     """(label, operand shapes) variants: contiguous shapes, a transposed view, and for
     binary ops broadcasting and a Python-scalar right operand."""
     for shape in case.shapes:

@@ -222,7 +222,7 @@ def record(name: str, backward_fn: Callable[..., Sequence[Any]], outputs: Any,
         node.__dict__.update(attrs)
     if outputs.__class__ is tuple:
         node.num_outputs = len(outputs)
-        out_meta = []
+        out_meta: list[tuple | None] = []
         for i, o in enumerate(outputs):
             if o is None:
                 out_meta.append(None)

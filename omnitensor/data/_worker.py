@@ -104,8 +104,9 @@ def pack(data: Any) -> Any:
         return Shipped(np.ascontiguousarray(data.detach().numpy()), data.dtype.name)
     if isinstance(data, cabc.Mapping):
         items = {k: pack(v) for k, v in data.items()}
+        kind: Any = type(data)  # a Mapping subclass: most take the items as a dict
         try:
-            return type(data)(items)
+            return kind(items)
         except TypeError:
             return items
     if isinstance(data, tuple) and hasattr(data, "_fields"):
@@ -124,8 +125,9 @@ def unpack(data: Any) -> Any:
         return t if t.dtype.name == data.dtype else t.to(data.dtype)
     if isinstance(data, cabc.Mapping):
         items = {k: unpack(v) for k, v in data.items()}
+        kind: Any = type(data)  # a Mapping subclass: most take the items as a dict
         try:
-            return type(data)(items)
+            return kind(items)
         except TypeError:
             return items
     if isinstance(data, tuple) and hasattr(data, "_fields"):
@@ -247,6 +249,7 @@ def worker_loop(spec: WorkerSpec, worker_id: int, base_seed: int, index_queue: A
                     result_queue.put((epoch, idx, init_error))
                     init_error = None
                     continue
+                data: Any  # a sample, its end marker, or the wrapped exception
                 try:
                     if spec.iterable:
                         if epoch != stream_epoch:  # a new epoch restarts the stream

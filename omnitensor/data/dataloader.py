@@ -76,8 +76,9 @@ def default_collate(batch: list[Any]) -> Any:
         return batch
     if isinstance(elem, cabc.Mapping):
         out = {key: default_collate([d[key] for d in batch]) for key in elem}
+        kind: Any = type(elem)  # a Mapping subclass: most take the items as a dict
         try:
-            return type(elem)(out)
+            return kind(out)
         except TypeError:
             return out
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):

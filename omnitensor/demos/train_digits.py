@@ -92,7 +92,7 @@ def train(device: str, model_name: str, data: tuple, epochs: int, batch_size: in
             writer.add_scalar("train/loss", loss, _epoch)
             writer.add_scalar("train/lr", opt.param_groups[0]["lr"], _epoch)
         sched.step()
-        if bar is not None:
+        if bar is not None and loss is not None:
             bar.set_postfix(loss=f"{loss.item():.4f}")
     model.eval()
     with ot.no_grad():

@@ -28,7 +28,7 @@ all-reduces the accumulated gradients.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -236,7 +236,7 @@ class DistributedDataParallel(Module):
                 f"model (same layers, shapes, dtypes and requires_grad).")
 
     @staticmethod
-    def _make_buckets(params: list[Tensor], cap: int) -> list[_Bucket]:
+    def _make_buckets(params: Sequence[Tensor], cap: int) -> list[_Bucket]:
         """Reverse order, one open bucket per (device, dtype), first buckets 1 MB."""
         buckets: list[_Bucket] = []
         open_: dict[tuple, list[Tensor]] = {}

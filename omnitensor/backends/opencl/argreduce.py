@@ -108,6 +108,7 @@ def argreduce(op: str, x: CLArray, axis: int | None, keepdims: bool) -> CLArray:
     _run(st, kern, idx, vals, x.data, st.dummy, xoff, M, K, kstride, mchunk, kchunk,
          nsplit, 0, lay)
     if nsplit > 1:
+        assert vals is not None  # made above when nsplit > 1
         kern2 = program_cache.kernel(st, ("arg", op, t.key), f"{op}_{t.key}_p",
                                      lambda: _source(op, t), st.build_options)
         final = new(st, (M, 1), res_dt)

@@ -74,7 +74,7 @@ class OpenCLBackend(Backend):
             "fp16": D.has_ext(dev, "cl_khr_fp16"),
             "driver": dev.driver_version.strip(),
             "opencl": dev.version.strip(),
-            "type": cl.device_type.to_string(dev.type),
+            "type": cl.device_type.to_string(dev.type),  # type: ignore[operator]  # stubs: a class
         }
         if not info["fp16"]:
             if D.dtype_reason(dev, np.dtype("float16")) is None:

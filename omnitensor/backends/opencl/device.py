@@ -242,7 +242,7 @@ class DeviceState:
             raise UnsupportedDTypeError(f"{self.name} ({self.label}): {why}")
 
 
-def _fmt_bytes(n: int) -> str:
+def _fmt_bytes(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
             return f"{n:.1f} {unit}" if unit != "B" else f"{n} B"

@@ -45,7 +45,8 @@ def set_null(k: Any, index: int) -> None:
 def run(queue: Any, k: Any, gsize: tuple, lsize: tuple | None) -> Any:
     """Enqueue ``k`` (positional call: pyopencl's binding is slow with keywords)."""
     try:
-        return _enqueue(queue, k, gsize, lsize, None, None, False, False)
+        # pyopencl's stubs declare fewer positional parameters than its binding takes
+        return _enqueue(queue, k, gsize, lsize, None, None, False, False)  # type: ignore[call-arg]
     except cl.Error as e:
         raise launch_error(queue, k, e) from None
 

@@ -22,6 +22,8 @@ __all__ = ["weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectra
 class WeightNorm:
     """The pre-hook of :func:`weight_norm` (torch's ``WeightNorm``)."""
 
+    handle: Any  # its forward-pre-hook registration, set by weight_norm
+
     def __init__(self, name: str, dim: int) -> None:
         self.name, self.dim = name, dim
 
@@ -74,6 +76,8 @@ def remove_weight_norm(module: Module, name: str = "weight") -> Module:
 
 class SpectralNorm:
     """The pre-hook of :func:`spectral_norm` (torch's ``SpectralNorm``)."""
+
+    handle: Any  # its forward-pre-hook registration, set by spectral_norm
 
     def __init__(self, name: str, n_power_iterations: int, dim: int, eps: float) -> None:
         if n_power_iterations <= 0:

@@ -406,3 +406,35 @@ def test_inplace_activation_after_window_layers(device, layer):
     om, tm = _pair(device, lambda m: m.Sequential(make(m), m.ReLU(inplace=True)))
     shape = (2, 2, 4, 4, 4) if layer == "conv3d" else (2, 2, 4, 6)
     _compare(om, tm, [_x(*shape)], device)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_affine_grid_and_grid_sample_like_torch(device, mode, padding_mode, align_corners):
+    theta = _x(2, 2, 3) * 0.7
+    x = _x(2, 3, 5, 6, seed=1)
+    tdt, odt = _tdt(device), fdtype(device)
+    tt = torch.tensor(theta, dtype=tdt, requires_grad=True)
+    ot_ = ot.tensor(theta, dtype=odt, device=device, requires_grad=True)
+    tx = torch.tensor(x, dtype=tdt, requires_grad=True)
+    ox = ot.tensor(x, dtype=odt, device=device, requires_grad=True)
+    gt = TF.affine_grid(tt, (2, 3, 4, 7), align_corners=align_corners)
+    go = F.affine_grid(ot_, (2, 3, 4, 7), align_corners=align_corners)
+    np.testing.assert_allclose(N(go), gt.detach().numpy(), **_tol(device))
+    yt = TF.grid_sample(tx, gt * 1.2, mode, padding_mode, align_corners)
+    yo = F.grid_sample(ox, go * 1.2, mode, padding_mode, align_corners)
+    np.testing.assert_allclose(N(yo), yt.detach().numpy(), **_tol(device))
+    cot = _x(*yt.shape, seed=2)
+    (yt * torch.tensor(cot, dtype=tdt)).sum().backward()
+    (yo * ot.tensor(cot, dtype=odt, device=device)).sum().backward()
+    np.testing.assert_allclose(N(ox.grad), tx.grad.numpy(), **_tol(device))
+    if mode == "bilinear":
+        np.testing.assert_allclose(N(ot_.grad), tt.grad.numpy(), **_tol(device))
+
+
+def test_gradcheck_grid_sample():
+    fn = lambda x, g: F.grid_sample(x, g, "bilinear", "border", False)  # noqa: E731
+    g = ot.tensor(np.random.default_rng(0).uniform(-0.9, 0.9, (1, 3, 2, 2)), dtype=ot.float64,
+                  requires_grad=True)
+    assert gradcheck(fn, [_d(1, 2, 3, 4), g], eps=1e-6, atol=1e-5, rtol=1e-3)

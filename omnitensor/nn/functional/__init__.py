@@ -40,8 +40,8 @@ __all__ = [
 ]
 
 # resampling (interpolate.py)
-from .interpolate import (interpolate, pixel_shuffle, pixel_unshuffle,  # noqa: E402
-                          upsample, upsample_bilinear, upsample_nearest)
+from .interpolate import (affine_grid, grid_sample, interpolate, pixel_shuffle,  # noqa: E402
+                          pixel_unshuffle, upsample, upsample_bilinear, upsample_nearest)
 
 __all__ += ["interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample",
-            "upsample_bilinear", "upsample_nearest"]
+            "upsample_bilinear", "upsample_nearest", "affine_grid", "grid_sample"]

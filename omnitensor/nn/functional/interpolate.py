@@ -1,5 +1,6 @@
 """Resampling: ``interpolate`` (nearest, nearest-exact, linear, bilinear, bicubic,
-trilinear, area), ``upsample*`` aliases, ``pixel_shuffle``/``pixel_unshuffle``.
+trilinear, area), ``upsample*`` aliases, ``pixel_shuffle``/``pixel_unshuffle``, and the
+spatial-transformer pair ``affine_grid``/``grid_sample`` (2-D).
 
 Every mode is separable, so one formula serves all ranks: along each spatial axis the
 output is either a gather of source indices (nearest modes: ``index_select``, exact for
@@ -15,12 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from ...core.dtypes import int64 as ot_int64
 from ...core.tensor import Tensor
 from ._utils import INDEX_CACHE
 from .pooling import _bin_matrix
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
-           "pixel_shuffle", "pixel_unshuffle"]
+           "pixel_shuffle", "pixel_unshuffle", "affine_grid", "grid_sample"]
 
 _RANK = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 _MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
@@ -216,3 +218,99 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A0
     x = input.reshape(lead + [c, h // r, r, w // r, r])
     perm = list(range(b)) + [b, b + 2, b + 4, b + 1, b + 3]
     return x.permute(perm).reshape(lead + [c * r * r, h // r, w // r])
+
+
+# ------------------------------------------------------- spatial transformers (2-D)
+def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> Tensor:
+    """Sampling grid ``(N, H, W, 2)`` of the affine maps ``theta`` ``(N, 2, 3)`` over an
+    output of ``size`` ``(N, C, H, W)``, in ``[-1, 1]`` coordinates (torch's rule for
+    ``align_corners``)."""
+    size = tuple(size)
+    if len(size) != 4:
+        raise NotImplementedError(f"affine_grid: only 2-D sizes (N, C, H, W) are supported, "
+                                  f"got {size}")
+    if theta.ndim != 3 or tuple(theta.shape[1:]) != (2, 3) or theta.shape[0] != size[0]:
+        raise ValueError(f"affine_grid: expected theta of shape ({size[0]}, 2, 3) for size "
+                         f"{size}, got {tuple(theta.shape)}")
+    if theta.dtype.kind != "f":
+        raise TypeError(f"affine_grid: expected a floating theta, got {theta.dtype.name}")
+    n, _, h, w = size
+    ac = bool(align_corners)
+
+    def axis(k: int) -> np.ndarray:
+        v = np.linspace(-1.0, 1.0, k) if k > 1 else np.zeros(1)
+        return v if ac else v * (k - 1) / k
+
+    base = np.empty((h, w, 3), dtype=np.float64)
+    base[..., 0] = axis(w)[None, :]
+    base[..., 1] = axis(h)[:, None]
+    base[..., 2] = 1.0
+    b = INDEX_CACHE.get(("affine_grid", h, w, ac, theta.dtype.name), theta.device,
+                        lambda: base.reshape(h * w, 3).astype(theta.dtype.np))
+    return (b @ theta.mT).reshape(n, h, w, 2)
+
+
+def _reflect(coord: Tensor, low2: int, high2: int) -> Tensor:
+    """torch's ``reflect_coordinates`` between ``low2 / 2`` and ``high2 / 2``."""
+    if low2 == high2:
+        return coord * 0
+    lo, span = low2 / 2, (high2 - low2) / 2
+    c = (coord - lo).abs()
+    flips = (c / span).floor()
+    extra = c - flips * span
+    even = (flips.remainder(2) == 0).to(coord.dtype)
+    return even * (extra + lo) + (1 - even) * (span - extra + lo)
+
+
+def _source(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """Grid coordinates in ``[-1, 1]`` -> source pixel coordinates (torch's
+    ``grid_sampler_compute_source_index``)."""
+    if align_corners:
+        c = (coord + 1) / 2 * (size - 1)
+    else:
+        c = ((coord + 1) * size - 1) / 2
+    if padding_mode == "border":
+        c = c.clamp(0, size - 1)
+    elif padding_mode == "reflection":
+        c = _reflect(c, 0, 2 * (size - 1)) if align_corners else _reflect(c, -1, 2 * size - 1)
+        c = c.clamp(0, size - 1)
+    return c
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A002
+                padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
+    """Sample ``input`` ``(N, C, H, W)`` at ``grid`` ``(N, Ho, Wo, 2)`` (x, y in
+    ``[-1, 1]``): bilinear or nearest, zeros/border/reflection padding, differentiable
+    in the input and (bilinear) the grid. Gathers of the four corners on the flattened
+    image, weighted, with out-of-range corners masked."""
+    if mode not in ("bilinear", "nearest"):
+        raise ValueError(f"grid_sample: mode must be 'bilinear' or 'nearest', got {mode!r}")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"grid_sample: padding_mode must be 'zeros', 'border' or "
+                         f"'reflection', got {padding_mode!r}")
+    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or \
+            grid.shape[0] != input.shape[0]:
+        raise ValueError(f"grid_sample: expected a 4-D input (N, C, H, W) and a grid "
+                         f"(N, Ho, Wo, 2) with the same N, got {tuple(input.shape)} and "
+                         f"{tuple(grid.shape)}")
+    n, c, h, w = input.shape
+    ho, wo = grid.shape[1:3]
+    ac = bool(align_corners)
+    ix = _source(grid[..., 0], w, padding_mode, ac)
+    iy = _source(grid[..., 1], h, padding_mode, ac)
+    flat = input.reshape(n, c, h * w)
+
+    def tap(xi: Tensor, yi: Tensor) -> Tensor:
+        """Values at integer coordinates (float tensors), zero outside the image."""
+        inside = ((xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)).to(input.dtype)
+        idx = (yi.clamp(0, h - 1) * w + xi.clamp(0, w - 1)).to(ot_int64)
+        idx = idx.reshape(n, 1, ho * wo).expand(n, c, ho * wo)
+        return flat.gather(2, idx).reshape(n, c, ho, wo) * inside.unsqueeze(1)
+
+    if mode == "nearest":
+        return tap(ix.detach().round(), iy.detach().round())
+    x0, y0 = ix.detach().floor(), iy.detach().floor()
+    wx1, wy1 = (ix - x0).unsqueeze(1), (iy - y0).unsqueeze(1)
+    wx0, wy0 = 1 - wx1, 1 - wy1
+    return (tap(x0, y0) * wx0 * wy0 + tap(x0 + 1, y0) * wx1 * wy0 +
+            tap(x0, y0 + 1) * wx0 * wy1 + tap(x0 + 1, y0 + 1) * wx1 * wy1)

@@ -80,7 +80,7 @@ def main() -> int:
         # calls per timed batch: about 40 ms, agreed on by all ranks
         est = timed(contenders["mpi4py"][0], 1)
         reps = int(comm.allreduce(max(1, min(2000, int(0.04 / max(est, 1e-7)))), MPI.MAX))
-        for name, (fn, sync) in contenders.items():  # warm up (kernel compiles, pools)
+        for fn, sync in contenders.values():  # warm up (kernel compiles, pools)
             timed(fn, 1, sync)
         samples: dict[str, list[float]] = {k: [] for k in contenders}
         rounds = args.rounds if nbytes < (64 << 20) else max(3, args.rounds // 2)

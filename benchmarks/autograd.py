@@ -17,7 +17,7 @@ import omnitensor as ot  # noqa: E402
 
 def chain(x, lib):
     y = x
-    for i in range(5):
+    for _ in range(5):
         y = (y * 1.01 + 0.1).tanh()
         y = y * y - 0.5 * y
     return y.sum()

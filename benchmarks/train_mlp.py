@@ -33,12 +33,12 @@ def _threads_from_argv() -> str:
 # before NumPy (and its BLAS) is imported
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = _threads_from_argv()
-import pstats
-import statistics
-import time
-from typing import Any, Callable
+import pstats  # noqa: E402 - after the thread variables are set
+import statistics  # noqa: E402
+import time  # noqa: E402
+from typing import Any, Callable  # noqa: E402
 
-import numpy as np
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _timing import interleaved, median_time, try_import_torch  # noqa: E402

@@ -168,7 +168,7 @@ def numel(x: Tensor) -> int:
     return x.numel()
 
 
-def clone(x: Tensor, *, memory_format: _Any = None) -> Tensor:
+def clone(x: Tensor, *, memory_format: _Any = None) -> Tensor:  # noqa: F811 - torch's name
     return x.clone()
 
 
@@ -182,13 +182,13 @@ def info(print_report: bool = True) -> str:
     return report
 
 
-def synchronize(device: _Any = None) -> None:
+def synchronize(device: _Any = None) -> None:  # noqa: F811 - torch's name
     """Wait for every op enqueued on ``device`` (the default device when None)."""
     dev = get_default_device() if device is None else globals()["device"](device)
     dev.synchronize()
 
 
-def empty_cache(device: _Any = None) -> None:
+def empty_cache(device: _Any = None) -> None:  # noqa: F811 - torch's name
     """Give memory cached by the backends' pools but used by no tensor back to the driver
     (torch's ``cuda.empty_cache``), for ``device`` or every loaded backend when None."""
     if device is not None:

@@ -34,9 +34,10 @@ class Sequential(Module):
                 self.add_module(str(i), module)
 
     def forward(self, input: Any) -> Any:  # noqa: A002
+        out = input
         for module in self._modules.values():
-            input = module(input)
-        return input
+            out = module(out)
+        return out
 
     def __len__(self) -> int:
         return len(self._modules)

@@ -386,7 +386,7 @@ class Module(StateDictMixin):
             for m in self.children():
                 m._apply(fn)
         with no_grad_ctx():
-            for key, p in self._parameters.items():
+            for p in self._parameters.values():
                 if p is None:
                     continue
                 new = fn(p)

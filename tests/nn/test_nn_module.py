@@ -86,7 +86,7 @@ def test_setattr_rules():
     with pytest.raises(KeyError, match="contain"):
         m.register_buffer("a.b", ot.ones(1))
     with pytest.raises(AttributeError, match="has no attribute 'missing'"):
-        m.missing
+        _ = m.missing
 
 
 def test_state_dict_keys_and_sharing():
@@ -354,11 +354,11 @@ def test_full_backward_hooks_match_torch(device):
         seen = []
 
         def hook(m, gi, go):
-            seen.append(("hook", [g.tolist() for g in gi], [g.tolist() for g in go]))
+            seen.append(("hook", [g.tolist() for g in gi], [g.tolist() for g in go]))  # noqa: B023 - runs within this iteration
             return (gi[0] * 3, gi[1])
 
         def pre(m, go):
-            seen.append(("pre", [None if g is None else g.tolist() for g in go]))
+            seen.append(("pre", [None if g is None else g.tolist() for g in go]))  # noqa: B023 - runs within this iteration
         h1 = mod.register_full_backward_hook(hook)
         mod.register_full_backward_pre_hook(pre)
         kw = {"device": device} if lib == "ot" else {}

@@ -61,7 +61,7 @@ def _source(op: str, t: CType) -> str:
         ic = t.comp if partials else t.c
         half = t.half and not partials
 
-        def load(idx: str) -> str:
+        def load(idx: str, half: bool = half) -> str:  # called within this iteration
             return f"vload_half({idx}, x)" if half else f"x[{idx}]"
         parts.append(_ARG.format(
             NAME=f"{op}_{t.key}_{'p' if partials else 'x'}", A=t.comp, IC=ic,

@@ -171,7 +171,7 @@ def move_source() -> str:
     """Copy (with scalar fill) and where, per item size."""
     parts = [PRELUDE]
     cond = BY_NP[np.dtype(np.bool_)]
-    for size, t in BITS.items():
+    for t in BITS.values():
         parts.append(gen_kernel(f"copy_{t.key}", (t,), t, "x", ("x",), (True,)))
         parts.append(gen_kernel(f"where_{t.key}", (cond, t, t), t, "c ? a : b",
                                 ("c", "a", "b"), (False, True, True)))

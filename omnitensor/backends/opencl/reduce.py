@@ -218,7 +218,7 @@ def _source(op: str, t: CType, out: CType, acc_in: bool) -> str:
             **{f"VCOMB{q}": _vcomb(op, va, f"b{q}", "v") for q in range(4)},
             VCOMB01=_vcomb(op, va, "b0", "b1"), VCOMB23=_vcomb(op, va, "b2", "b3"),
             VCOMBB=_vcomb(op, va, "blk", "blk2"),
-            LANES=" ".join(f"acc = {_comb(op, t, 'acc', f'outer.s{l}')};" for l in range(8)))
+            LANES=" ".join(f"acc = {_comb(op, t, 'acc', f'outer.s{lane}')};" for lane in range(8)))
     if out.half:
         store, store_o = "vstore_half_rte(total, m * nsplit + part, o);", \
             "vstore_half_rte(acc[j], ob + j, o);"

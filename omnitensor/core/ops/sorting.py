@@ -97,8 +97,8 @@ def msort(x: Tensor) -> Tensor:
     return sort_torch(x, 0).values
 
 
-def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
-         ) -> ValuesIndices:  # noqa: A002
+def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True,
+         sorted: bool = True) -> ValuesIndices:  # noqa: A002
     """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
     _check_orderable("topk", x)
     a = normalize_axis(dim, x.ndim)

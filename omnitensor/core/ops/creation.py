@@ -106,8 +106,27 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None,
                          (data.device if isinstance(data, Tensor) else None))
     arr, natural = _host_array(data)
     d = _dt.as_dtype(dtype) if dtype is not None else natural
+    if d.kind in "iu" and arr.dtype.kind in "iuf" and arr.size and \
+            isinstance(data, (list, tuple, int, float)):
+        _check_python_ints_fit(arr, d)
     arr = np.array(arr, dtype=d.np, copy=True)
     return from_host(arr, dev, d, requires_grad)
+
+
+def _check_python_ints_fit(arr: np.ndarray, d: _dt.DType) -> None:
+    """torch's rule for Python numbers given an integer dtype: out of range is an error
+    (``tensor([300], dtype=uint8)``), never a silent wrap; unsigned types also take
+    negatives down to ``-max`` (C's wrap-around, which torch allows: -1 -> 255)."""
+    info = np.iinfo(d.np)
+    lo = -int(info.max) if d.kind == "u" else int(info.min)
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise RuntimeError(f"value cannot be converted to type {d.name} without overflow "
+                           f"(the data holds inf or nan)")
+    small, big = arr.min(), arr.max()
+    if small < lo or big > info.max:
+        bad = small if small < lo else big
+        raise RuntimeError(f"value cannot be converted to type {d.name} without overflow: "
+                           f"{bad.item()!r} is outside [{lo}, {int(info.max)}]")
 
 
 def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
@@ -380,6 +399,9 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
         device: Any = None, requires_grad: bool = False) -> Tensor:
     """Ones on the ``k``-th diagonal, zeros elsewhere."""
     m = n_rows if n_cols is None else n_cols
+    for what, v in (("n", n_rows), ("m", m)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise ValueError(f"eye: {what} must be an integer >= 0, got {v!r}")
     d = _dtype_or_default(dtype)
     rows = arange(n_rows, device=device).reshape(n_rows, 1)
     cols = arange(m, device=device).reshape(1, m)

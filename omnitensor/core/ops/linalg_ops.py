@@ -206,6 +206,14 @@ def _parse_einsum(subscripts: str, operands: Sequence[Tensor]) -> tuple[list[str
         fixed.append(t)
     if explicit:
         out = out.replace("...", ell)
+        letters = "".join(fixed)
+        for c in out:  # checked here, so every backend's einsum gets only valid specs
+            if c not in letters:
+                raise ValueError(f"einsum(): output subscript '{c}' does not appear in the "
+                                 f"equation for any input operand")
+            if out.count(c) > 1:
+                raise ValueError(f"einsum(): output subscript '{c}' appears more than once "
+                                 f"in the output")
     else:
         counts: dict[str, int] = {}
         for t in fixed:

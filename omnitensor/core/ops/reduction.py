@@ -31,6 +31,8 @@ class MaxMin(NamedTuple):
 
 def _axes(x: Tensor, dim: Any, axis: Any) -> tuple[int, ...]:
     a = axis if axis is not None else dim
+    if axis is None and isinstance(dim, (tuple, list)) and not dim:
+        a = None  # torch: dim=() / dim=[] reduces every axis (the Array API's axis=() none)
     if x.ndim == 0:
         if a is not None:
             for v in (a if isinstance(a, (tuple, list)) else (a,)):

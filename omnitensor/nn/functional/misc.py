@@ -140,6 +140,11 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
             raise ValueError(f"padding_idx {padding_idx} is out of range for {num} embeddings")
         padding_idx %= num
     flat = input.reshape(-1)
+    # torch refuses negative indices here (index_select alone would wrap -1 to the last row)
+    if flat.numel() and ((flat < 0) | (flat >= num)).any().item():
+        bad = flat[(flat < 0) | (flat >= num)][0].item()
+        raise IndexError(f"embedding: index {bad} is out of range for {num} embeddings "
+                         f"(valid: 0 to {num - 1}; torch: index out of range in self)")
     with no_grad_ctx():
         out = weight.index_select(0, flat).reshape(*input.shape, weight.shape[1])
     if needs_grad(weight):

@@ -8,6 +8,7 @@ standard and ``dim=``/Tensor methods follow torch (see the README).
 """
 from __future__ import annotations
 
+import builtins as _builtins  # int/bool below are dtypes: annotations use these
 import math as _math
 from typing import Any as _Any
 
@@ -126,7 +127,7 @@ from .torch_idioms import (are_deterministic_algorithms_enabled, as_tensor, chan
                            use_deterministic_algorithms)
 
 
-def round(x: Tensor, /, *, decimals: int = 0) -> Tensor:  # noqa: A001
+def round(x: Tensor, /, *, decimals: _builtins.int = 0) -> Tensor:  # noqa: A001
     """Round half to even (``decimals`` as torch)."""
     from .core.ops.composite import round_decimals
     return round_decimals(x, decimals) if decimals else _round0(x)
@@ -152,19 +153,19 @@ def argwhere(x: Tensor) -> Tensor:
     return _nonzero_torch(x)
 
 
-def is_tensor(obj: _Any) -> bool:
+def is_tensor(obj: _Any) -> _builtins.bool:
     return isinstance(obj, Tensor)
 
 
-def is_floating_point(x: Tensor) -> bool:
+def is_floating_point(x: Tensor) -> _builtins.bool:
     return x.dtype.kind == "f"
 
 
-def is_complex(x: Tensor) -> bool:
+def is_complex(x: Tensor) -> _builtins.bool:
     return x.dtype.kind == "c"
 
 
-def numel(x: Tensor) -> int:
+def numel(x: Tensor) -> _builtins.int:
     return x.numel()
 
 
@@ -172,7 +173,7 @@ def clone(x: Tensor, *, memory_format: _Any = None) -> Tensor:  # noqa: F811 - t
     return x.clone()
 
 
-def info(print_report: bool = True) -> str:
+def info(print_report: _builtins.bool = True) -> str:
     """Backends, versions, devices and dtype support, and why an absent backend is
     absent (also ``omnitensor info`` / ``python -m omnitensor info``)."""
     from .cli import info_report

@@ -10,7 +10,7 @@ from typing import Any
 from .backends import registry
 
 
-def _fmt_bytes(n: int) -> str:
+def _fmt_bytes(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -90,6 +90,7 @@ def demo() -> None:
         loss = ((x @ w).tanh() ** 2).mean()
         loss.backward()
         val = loss.item()
+        assert w.grad is not None  # backward() just accumulated it
         gnorm = w.grad.norm().item()
         ok = "" if ref is None else ("  (matches cpu)" if abs(val - ref) < 1e-4 * max(1, ref)
                                      else "  (DIFFERS from cpu!)")
@@ -165,9 +166,9 @@ def conformance(args: argparse.Namespace) -> int:
             write(cert, args.json)
             failures = sum(e["failed"] for e in cert["devices"])
             if args.json != "-":
-                for e in cert["devices"]:
-                    print(f"{e['device']}: {e['passed']}/{e['total']} op-dtype pairs match "
-                          f"NumPy, {e['skipped']} skipped")
+                for rec in cert["devices"]:
+                    print(f"{rec['device']}: {rec['passed']}/{rec['total']} op-dtype pairs "
+                          f"match NumPy, {rec['skipped']} skipped")
                 print(f"certificate written to {args.json}")
         else:
             failures = sum(run(d, args.op, args.verbose) for d in devs)

@@ -551,7 +551,8 @@ class _Decoder:
         if not isinstance(cls, type):
             raise self._fail(f"{path} is not a class")
         # register the object before its state is decoded, so cycles/back-references work
-        obj = cls.__new__(cls)
+        new: Any = cls.__new__  # any class's __new__, called as unpickling does
+        obj = new(cls)
         self._remember(node, obj)
         state = self.decode(node.get("state"))
         rebuilt = rebuild_object(cls, state, into=obj)

@@ -91,8 +91,9 @@ class Subset(Dataset[T_co]):
         self.indices = list(indices)
 
     def __getitem__(self, idx: Any) -> Any:
-        if isinstance(idx, list):
-            return self.dataset[[self.indices[i] for i in idx]]
+        if isinstance(idx, list):  # a batch: the wrapped dataset may fetch it at once
+            batched: Any = self.dataset
+            return batched[[self.indices[i] for i in idx]]
         return self.dataset[self.indices[idx]]
 
     def __len__(self) -> int:

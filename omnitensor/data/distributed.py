@@ -33,7 +33,7 @@ class DistributedSampler(Sampler):
     def __init__(self, dataset: Any, num_replicas: int | None = None, rank: int | None = None,
                  shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
         if num_replicas is None or rank is None:
-            from .. import dist
+            from .. import distributed as dist
             if not dist.is_initialized():
                 raise RuntimeError("DistributedSampler needs num_replicas and rank, or an "
                                    "initialised process group (dist.init_process_group())")

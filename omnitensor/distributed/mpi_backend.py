@@ -256,7 +256,11 @@ class MPIBackend(CommBackend):
         if data.flags.c_contiguous:
             return data, None
         copy = be.contiguous(data)
-        return copy, (lambda: (be.assign(t._data, copy), staging.bump(t)))
+
+        def write_back() -> None:
+            be.assign(t._data, copy)
+            staging.bump(t)
+        return copy, write_back
 
     def _error(self, what: str, e: Any) -> DistributedError:
         try:
@@ -414,7 +418,7 @@ def bcast_bytes(group: ProcessGroup, data: bytes | None, root: int, what: str) -
     comm = group.comm
     size = np.array([len(data) if data is not None else 0], np.int64)
     _deadline_wait(group, what, [comm.Ibcast([size, MPI.INT64_T], root)])
-    buf = (np.frombuffer(data, np.uint8).copy() if group.rank() == root
+    buf = (np.frombuffer(data, np.uint8).copy() if group.rank() == root and data is not None
            else np.empty(int(size[0]), np.uint8))
     _deadline_wait(group, what, [comm.Ibcast([buf, MPI.BYTE], root)])
     return buf.tobytes()

@@ -81,7 +81,7 @@ def _dec(obj: Any) -> Any:
     tag = obj.get(_TAG)
     if tag is None:
         return {k: _dec(v) for k, v in obj.items()}
-    v = obj.get("v")
+    v: Any = obj.get("v")
     if tag == "tuple":
         return tuple(_dec(x) for x in v)
     if tag == "dict":

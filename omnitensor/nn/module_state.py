@@ -33,6 +33,14 @@ class IncompatibleKeys(NamedTuple):
 class StateDictMixin:
     """The state-dict half of ``Module`` (it uses the registries ``Module`` creates)."""
 
+    # the registries Module.__init__ creates, declared for type checkers
+    _parameters: dict[str, Any]
+    _buffers: dict[str, Any]
+    _non_persistent_buffers_set: set[str]
+    _modules: dict[str, Any]
+    _state_dict_hooks: dict[int, Callable]
+    _load_state_dict_post_hooks: dict[int, Callable]
+
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
         for name, p in self._parameters.items():
             if p is not None:
@@ -42,7 +50,7 @@ class StateDictMixin:
                 destination[prefix + name] = b if keep_vars else b.detach()
 
     def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
-                   keep_vars: bool = False) -> "OrderedDict[str, Tensor]":
+                   keep_vars: bool = False) -> dict[str, Tensor]:
         """Parameters and persistent buffers by dotted name (detached tensors that share
         storage with the module, unless ``keep_vars``)."""
         if args:

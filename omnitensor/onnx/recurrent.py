@@ -73,7 +73,9 @@ def _run(kind: str, ctx: Ctx, x: Tensor, w: Tensor, r: Tensor, b: Any = None,
                 raise OnnxOpError(f"{kind}: sequence_lens shorter than the sequence need "
                                   f"direction='forward'")
             lens = seq_lens.to(x.device).reshape(1, batch, 1)
-    ys, hs_out, cs_out = [], [], []
+    ys: list[Tensor] = []
+    hs_out: list[Any] = []
+    cs_out: list[Any] = []  # None per direction for RNN/GRU
     for d in range(dirs):
         reverse = direction == "reverse" or (direction == "bidirectional" and d == 1)
         bias = b[d].to(x.device) if b is not None else cr.zeros(2 * gates * hs, dtype=x.dtype,

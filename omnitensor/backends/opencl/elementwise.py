@@ -138,6 +138,8 @@ def _out_type(op: str, t: CType) -> CType:
 
 
 def _op_kernel_source(op: str, t: CType) -> str | None:
+    names: tuple[str, ...]
+    ins: tuple[CType, ...]
     if op in ewops.UNARY:
         tmpl, names, ins = ewops.expr(ewops.UNARY, op, t.kind), ("x",), (t,)
     else:
@@ -265,7 +267,7 @@ def _stand_in(out: CLArray, ops: Sequence[Any], itemsize: int) -> CLArray:
 
 
 # --------------------------------------------------------------------- kernels
-def op_kernel(st: Any, op: str, dtype: np.dtype) -> tuple[Any, np.dtype, CType]:
+def op_kernel(st: Any, op: str, dtype: np.dtype) -> tuple[Any, Any, CType]:
     """(kernel, result dtype, input CType) of elementwise ``op`` on ``dtype``."""
     t = BY_NP.get(dtype)
     if t is None or _op_kernel_source(op, t) is None:
@@ -291,6 +293,11 @@ class _Kernels(dict):
     scalar bit-mask, or "s": strided); each is created, and compiled, on first use."""
 
     __slots__ = ("st", "pkey", "name", "src", "init")
+    st: Any
+    pkey: Any
+    name: str
+    src: Any
+    init: Any
 
     def __missing__(self, key: Any) -> Any:
         suffix = "" if key == 0 else ("_s" if key == "s" else f"_m{key}")
@@ -299,7 +306,7 @@ class _Kernels(dict):
         self[key] = k
         return k
 
-    def get(self, key: Any) -> Any:  # dict.get would not call __missing__
+    def get(self, key: Any) -> Any:  # type: ignore[override]  # dict.get would not call __missing__
         return self[key]
 
 
@@ -310,7 +317,7 @@ def _pair(st: Any, pkey: Any, name: str, src: Any, cts: Sequence[CType]) -> _Ker
     return ks
 
 
-def _move_kernel(st: Any, name: str, cts: Sequence[CType]) -> tuple:
+def _move_kernel(st: Any, name: str, cts: Sequence[CType]) -> _Kernels:
     return _pair(st, ("move",), name, move_source, cts)
 
 
@@ -339,7 +346,7 @@ def where(cond: CLArray, a: Any, b: Any, dtype: np.dtype, shape: tuple[int, ...]
     t = BITS[dtype.itemsize]
     k = _move_kernel(st, f"where_{t.key}", (BITS[1], t, t))
     out = new(st, shape, dtype)
-    ops = [cond]
+    ops: list[Any] = [cond]
     for v in (a, b):
         ops.append(v if v.__class__ is CLArray else np.asarray(v, dtype=dtype).tobytes())
     return launch(st, k, out, ops, (BITS[1], t, t))

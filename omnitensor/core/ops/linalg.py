@@ -305,6 +305,7 @@ def matrix_power(x: Tensor, n: int, /) -> Tensor:
         n >>= 1
         if n:
             base = base @ base
+    assert result is not None  # n >= 1 here
     return result
 
 

@@ -122,8 +122,8 @@ _UNARY = {"Neg": lambda x: -x, "Abs": lambda x: x.abs(), "Exp": lambda x: x.exp(
           "Softsign": lambda x: x / (1 + x.abs()), "Identity": lambda x: x,
           "Atan": lambda x: x.atan(), "Asin": lambda x: x.asin(), "Acos": lambda x: x.acos(),
           "Sinh": lambda x: x.sinh(), "Cosh": lambda x: x.cosh()}
-for _name, _fn in _UNARY.items():
-    OPS[_name] = (lambda f: lambda ctx, x: f(x))(_fn)
+for _name, _ufn in _UNARY.items():
+    OPS[_name] = (lambda f: lambda ctx, x: f(x))(_ufn)
 
 
 @op("IsInf")
@@ -195,9 +195,9 @@ def _where_op(ctx: Ctx, c: Tensor, a: Tensor, b: Tensor) -> Tensor:
 
 def _variadic(fn: Callable) -> Callable:
     def run(ctx: Ctx, *xs: Tensor) -> Tensor:
-        xs = _joint(*xs)
-        out = xs[0]
-        for x in xs[1:]:
+        ops = _joint(*xs)
+        out = ops[0]
+        for x in ops[1:]:
             out = fn(out, x)
         return out
     return run
@@ -305,11 +305,11 @@ def _squeeze(ctx: Ctx, x: Tensor, axes: Any = None) -> Tensor:
     ax = _axes(ctx, axes)
     if ax is None:
         return x.reshape(tuple(d for d in x.shape if d != 1))
-    ax = {a % x.ndim for a in ax}
-    for a in ax:
+    drop = {a % x.ndim for a in ax}
+    for a in drop:
         if x.shape[a] != 1:
             raise OnnxOpError(f"Squeeze axis {a} has size {x.shape[a]}, not 1")
-    return x.reshape(tuple(d for i, d in enumerate(x.shape) if i not in ax))
+    return x.reshape(tuple(d for i, d in enumerate(x.shape) if i not in drop))
 
 
 @op("Unsqueeze")
@@ -325,8 +325,8 @@ def _unsqueeze(ctx: Ctx, x: Tensor, axes: Any = None) -> Tensor:
 
 @op("Concat")
 def _concat(ctx: Ctx, *xs: Tensor) -> Tensor:
-    xs = _joint(*[x for x in xs if x is not None])
-    return join.cat(list(xs), ctx.attr("axis"))
+    ops = _joint(*[x for x in xs if x is not None])
+    return join.cat(list(ops), ctx.attr("axis"))
 
 
 @op("Split")
@@ -438,25 +438,25 @@ def _reduce(name: str) -> Callable:
             if ctx.attr("noop_with_empty_axes", 0):
                 return x
             ax = list(range(x.ndim))
-        ax = tuple(a % x.ndim for a in ax) if x.ndim else ()
+        dims = tuple(a % x.ndim for a in ax) if x.ndim else ()
         if name == "mean":
-            return x.mean(dim=ax, keepdim=keep)
+            return x.mean(dim=dims, keepdim=keep)
         if name == "sum":
-            return x.sum(dim=ax, keepdim=keep)
+            return x.sum(dim=dims, keepdim=keep)
         if name == "max":
-            return x.amax(dim=ax, keepdim=keep)
+            return x.amax(dim=dims, keepdim=keep)
         if name == "min":
-            return x.amin(dim=ax, keepdim=keep)
+            return x.amin(dim=dims, keepdim=keep)
         if name == "prod":
             out = x
-            for a in sorted(ax, reverse=True):
+            for a in sorted(dims, reverse=True):
                 out = out.prod(dim=a, keepdim=keep)
             return out
         if name == "l2":
-            return (x * x).sum(dim=ax, keepdim=keep).sqrt()
+            return (x * x).sum(dim=dims, keepdim=keep).sqrt()
         if name == "sumsquare":
-            return (x * x).sum(dim=ax, keepdim=keep)
-        return x.logsumexp(dim=ax, keepdim=keep)  # log_sum_exp
+            return (x * x).sum(dim=dims, keepdim=keep)
+        return x.logsumexp(dim=dims, keepdim=keep)  # log_sum_exp
     return run
 
 

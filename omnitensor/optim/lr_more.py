@@ -127,7 +127,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
                              f"{type(eta_min)}")
         self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
-        self.T_cur = last_epoch
+        self.T_cur: float = last_epoch  # fractional when step(epoch) gets a float
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:

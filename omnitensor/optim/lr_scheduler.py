@@ -216,6 +216,7 @@ class OneCycleLR(LRScheduler):
                              f"{anneal_strategy}")
         self.total_steps = total_steps
         self._anneal = anneal_strategy
+        self._schedule_phases: list[dict[str, Any]]
         if three_phase:
             self._schedule_phases = [
                 {"end_step": float(pct_start * total_steps) - 1, "start_lr": "initial_lr",

@@ -30,7 +30,7 @@ def run(prefix: str, name: str, device: Any, arrays: list, **kw: Any) -> Any:
     copies with the results copied back to ``device``. Returns backend arrays (a tuple for
     multi-output routines)."""
     be = device.backend
-    fn = getattr(be, f"{prefix}_{name}", None)
+    fn = be.hook(f"{prefix}_{name}")
     if fn is not None:
         return fn(*arrays, **kw)
     _USED.setdefault(prefix, set()).add(name)

@@ -291,11 +291,9 @@ class Tensor:
                    dl_device: Any = None, copy: bool | None = None) -> Any:
         data = self._data
         if not hasattr(data, "__dlpack__"):
-            export = getattr(self._device.backend, "dlpack_export", None)
-            if export is None:
-                raise BufferError(f"the {self._device.type} backend cannot export DLPack "
-                                  f"capsules; use .cpu() first")
-            return export(data, copy=copy, dl_device=dl_device, max_version=max_version)
+            # declared in the backend contract; its default raises a clear BufferError
+            return self._device.backend.dlpack_export(data, copy=copy, dl_device=dl_device,
+                                                      max_version=max_version)
         kwargs: dict[str, Any] = {}
         if stream is not None:
             kwargs["stream"] = stream

@@ -39,8 +39,7 @@ def _move(x: Tensor, dev: Device) -> Tensor:
     check_dtype(dev, x._dtype)
     src_be, dst_be = x._device.backend, dev.backend
     try:
-        direct = getattr(dst_be, "transfer_from", None)
-        data = direct(x._data, src_be, dev.index) if direct is not None else None
+        data = dst_be.transfer_from(x._data, src_be, dev.index)  # None: no direct path
         if data is None:
             host = src_be.to_numpy(x._data)
             if dev.type == "cpu":

@@ -205,7 +205,7 @@ def _import_dlpack(x: Any, want: Any, copy: bool | None) -> Tensor:
         return from_host(arr, as_device("cpu"))
     for type_ in ("cuda", "sycl"):
         be, _why = registry.try_backend(type_)
-        if be is not None and hasattr(be, "from_dlpack") and be.accepts_dlpack_device(dl_dev):
+        if be is not None and be.accepts_dlpack_device(dl_dev):
             data, index = be.from_dlpack(x)
             return _make(data, as_device(type_, index), _dt.as_dtype(data.dtype))
     raise BufferError(f"from_dlpack: no installed backend accepts DLPack device type "

@@ -53,7 +53,7 @@ def _conj_forward(be: Any, x: Any, cd: _dt.DType) -> Any:
 
 
 def _rsqrt(be: Any, x: Any, cd: _dt.DType) -> Any:
-    fast = getattr(be, "rsqrt", None)
+    fast = be.hook("rsqrt")
     if fast is not None:
         return fast(x)
     r = be.sqrt(x)
@@ -61,7 +61,7 @@ def _rsqrt(be: Any, x: Any, cd: _dt.DType) -> Any:
 
 
 def _sigmoid(be: Any, x: Any, cd: _dt.DType) -> Any:
-    fast = getattr(be, "sigmoid", None)
+    fast = be.hook("sigmoid")
     if fast is not None:
         return fast(x)
     r = be.negative(x)

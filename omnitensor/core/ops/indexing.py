@@ -138,7 +138,7 @@ def normalize_key(x: Tensor, key: Any) -> _Key:
                     entries.append(_make(c, k._device, _dt.int64))
                 axis += k.ndim
             else:
-                if getattr(x._device.backend, "checks_index_bounds", False):
+                if x._device.backend.checks_index_bounds:
                     entries.append(k)  # the backend raises IndexError itself, cheaply
                 else:
                     entries.append(_checked_indices(k, x.shape[axis], axis))
@@ -255,7 +255,7 @@ def _result_perm(ndim_s: int, ndim_total: int, first_pos: int) -> tuple[int, ...
 
 def _gather(x: Tensor, key: _Key) -> Tensor:
     be = x._device.backend
-    fast = getattr(be, "index_advanced", None)
+    fast = be.hook("index_advanced")
     if fast is not None:
         try:
             data = fast(x._data, tuple(e._data if isinstance(e, Tensor) else e
@@ -332,7 +332,7 @@ def _write(x: Tensor, key: _Key, value: Any, accumulate: bool = False) -> None:
             v = be.add(view._data, v)
         be.assign(view._data, v)
         return
-    fast = getattr(be, "index_add_advanced" if accumulate else "index_put_advanced", None)
+    fast = be.hook("index_add_advanced" if accumulate else "index_put_advanced")
     if fast is not None:
         entries = tuple(e._data if isinstance(e, Tensor) else e for e in key.entries)
         try:

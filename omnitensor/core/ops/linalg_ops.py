@@ -250,7 +250,7 @@ def einsum(subscripts: str, *operands: Any) -> Tensor:
     if operands:
         same_device("einsum", *operands)
         _einsum_sizes(terms, operands)
-    fast = getattr(operands[0]._device.backend, "einsum", None) if operands else None
+    fast = operands[0]._device.backend.hook("einsum") if operands else None
     if fast is not None and not needs_grad(*operands):
         d = operands[0]._dtype
         for o in operands[1:]:

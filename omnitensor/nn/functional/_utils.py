@@ -1,5 +1,6 @@
-"""Helpers shared by the functional ops: argument normalisation, the backend fast-path
-lookup and a small cache of index tensors (im2col gathers) per device."""
+"""Helpers shared by the functional ops: argument normalisation and a small cache of index
+tensors (im2col gathers) per device. (Native kernels for composites are optional backend
+hooks declared in ``backends/base.py``; none exists for nn's composites today.)"""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -25,21 +26,6 @@ def ntuple(value: Any, n: int, name: str) -> tuple[int, ...]:
 def pair(value: Any, name: str = "argument") -> tuple[int, int]:
     """``3 -> (3, 3)``; a pair passes through."""
     return ntuple(value, 2, name)  # type: ignore[return-value]
-
-
-def native(x: Tensor, name: str) -> Callable[..., Any] | None:
-    """The backend's optional fast path ``name`` for ``x``'s device, or None.
-
-    Backends may add native kernels for composite ops (``conv2d``, ``softmax``,
-    ``log_softmax``, ``cross_entropy``); each functional op documents the signature it
-    calls. Without one the composite (written with Tensor ops) runs."""
-    return getattr(x.device.backend, name, None)
-
-
-def wrap(data: Any, like: Tensor, dtype: Any = None) -> Tensor:
-    """A Tensor around a backend array computed by a native fast path."""
-    from ...core.tensor import _make
-    return _make(data, like.device, like.dtype if dtype is None else dtype)
 
 
 def differentiable_backward() -> bool:

@@ -277,7 +277,7 @@ def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None) -> Tensor
 
 
 # ------------------------------------------------------------------------ padding
-def pad_constant(x: Tensor, widths: Sequence[tuple[int, int]], value: Any = 0) -> Tensor:
+def pad_constant(x: Tensor, widths: Sequence[Sequence[int]], value: Any = 0) -> Tensor:
     """Pad every axis by ``widths[i] = (before, after)`` with ``value``; negative widths
     crop."""
     widths = [tuple(int(v) for v in w) for w in widths]

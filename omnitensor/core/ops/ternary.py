@@ -24,6 +24,7 @@ def _common(op: str, tensors: list[Any]) -> Any:
             elif t._device is not dev:
                 if t.ndim == 0 and t._device.type == "cpu":
                     continue
+                assert first is not None  # set together with dev
                 if first.ndim == 0 and first._device.type == "cpu":
                     dev, first = t._device, t
                     continue
@@ -133,6 +134,7 @@ def _clamp_backward(node: Any, g: Tensor) -> tuple:
         inside = x >= lo
     if hi is not None:
         inside = (x <= hi) if inside is None else inside & (x <= hi)
+    assert inside is not None  # clamp takes at least one bound
     gx = where(inside, g, 0)
     glo = where(x < lo, g, 0) if node.lo_t and node.needs_input_grad[1] else None
     ghi = where(x > hi, g, 0) if node.hi_t and node.needs_input_grad[2] else None

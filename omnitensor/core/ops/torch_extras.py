@@ -171,6 +171,7 @@ def index_put(x: Tensor, indices: Sequence[Tensor], values: Any,
     for i, n in zip(idx, lead):  # row-major linear index into the leading dimensions
         i = i.to(_dt.int64) % n  # negative indices count from the end
         lin = i if lin is None else lin * n + i
+    assert lin is not None  # indices is non-empty (checked above)
     flat = lin.reshape(-1)
     if not isinstance(values, Tensor):
         values = creation.full(tuple(lin.shape) + rest, values, dtype=x.dtype,
@@ -347,6 +348,7 @@ def cov(x: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         w = fweights.to(x.dtype)
     if aweights is not None:
         w = aweights.to(x.dtype) if w is None else w * aweights.to(x.dtype)
+    norm: Tensor | int
     if w is None:
         mean = x.mean(dim=1, keepdim=True)
         norm = n - correction
@@ -495,7 +497,7 @@ def _is_nonzero(self: Tensor) -> bool:
     return bool(self.item())
 
 
-def bind(T: type) -> None:
+def bind(T: Any) -> None:
     """Install these functions as torch's Tensor methods (and in-place variants)."""
     for name in ("clamp_min", "clamp_max", "index_add", "index_copy", "index_fill",
                  "index_put", "nan_to_num", "exp2", "erfc", "sgn", "isposinf", "isneginf",

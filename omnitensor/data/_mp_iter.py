@@ -91,6 +91,8 @@ class MultiProcessIter:
         """Start an epoch: a fresh pass over the sampler, ``prefetch_factor`` tasks per
         worker sent ahead."""
         loader = self._loader()
+        if loader is None:
+            raise TypeError("the DataLoader of this iterator is gone")
         self._epoch += 1
         self._sampler_iter = None if self._iterable else iter(loader._index_sampler)
         self._send_idx = self._rcvd_idx = 0

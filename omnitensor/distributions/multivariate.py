@@ -63,7 +63,7 @@ class MultivariateNormal(Distribution):
         self.loc = loc.expand(batch + (k,))
         super().__init__(batch, (k,), validate_args=validate_args)  # validates the matrix
         if L is None:
-            cov = covariance_matrix if covariance_matrix is not None else inv(precision_matrix)
+            cov = covariance_matrix if covariance_matrix is not None else inv(m)  # m: the one given
             L = cholesky(cov)
         self._unbroadcasted_scale_tril = L
 
@@ -140,7 +140,7 @@ class Independent(Distribution):
         return self.base_dist.has_rsample
 
     @property
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint | None:  # type: ignore[override]
         base = self.base_dist.support
         return constraints.independent(base, self.reinterpreted_batch_ndims) \
             if base is not None else None

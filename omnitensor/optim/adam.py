@@ -77,6 +77,7 @@ class Adam(Optimizer):
                 ops.add_(ops.mul_(m, b1), g, alpha=1.0 - b1)
                 ops.addcmul_(ops.mul_(v, b2), g, g, value=1.0 - b2)
                 if amsgrad:
+                    assert vmax is not None  # created with the state when amsgrad
                     ops.copy_(vmax, ops.maximum(vmax, v))
                     v = vmax
                 denom = ops.add_(ops.div_(ops.sqrt(v), math.sqrt(1.0 - b2 ** step)), eps)

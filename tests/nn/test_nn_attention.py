@@ -112,3 +112,16 @@ def test_attention_matches_torch():
     a.pow(2).sum().backward()
     b.pow(2).sum().backward()
     np.testing.assert_allclose(N(xo.grad), xt.grad.numpy(), rtol=1e-8, atol=1e-9)
+
+
+def test_mha_forward_names_a_missing_projection_weight(device):
+    F = nn.functional
+    x = ot.ones((3, 2, 4), device=device)
+    w_out = ot.ones((4, 4), device=device)
+    with pytest.raises(ValueError, match="in_proj_weight is None"):
+        F.multi_head_attention_forward(x, x, x, 4, 2, None, None, None, None, False, 0.0,
+                                       w_out, None)
+    with pytest.raises(ValueError, match="q_proj_weight, k_proj_weight or v_proj_weight"):
+        F.multi_head_attention_forward(x, x, x, 4, 2, None, None, None, None, False, 0.0,
+                                       w_out, None, use_separate_proj_weight=True,
+                                       q_proj_weight=ot.ones((4, 4), device=device))

@@ -91,6 +91,9 @@ def multi_head_attention_forward(
     head_dim = embed_dim // num_heads
     # input projections (one packed matmul for self-attention)
     if not use_separate_proj_weight:
+        if in_proj_weight is None:
+            raise ValueError("multi_head_attention_forward: use_separate_proj_weight is False "
+                             "but in_proj_weight is None")
         if query is key and key is value:
             q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)
         else:
@@ -99,6 +102,9 @@ def multi_head_attention_forward(
                 in_proj_bias.chunk(3)
             q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
     else:
+        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
+            raise ValueError("multi_head_attention_forward: use_separate_proj_weight is True "
+                             "but q_proj_weight, k_proj_weight or v_proj_weight is None")
         b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else \
             in_proj_bias.chunk(3)
         q = linear(query, q_proj_weight, b_q)

@@ -160,9 +160,13 @@ class ConvTranspose2d(_ConvNd):
             return self.output_padding
         n = self._n
         size = tuple(output_size)[-n:]
+        pad = self.padding
+        if isinstance(pad, str):
+            raise ValueError(f"{type(self).__name__}: output_size needs numeric padding, got "
+                             f"padding={pad!r}")
         op = []
         for i in range(n):
-            base = ((x.shape[-n + i] - 1) * self.stride[i] - 2 * self.padding[i] +
+            base = ((x.shape[-n + i] - 1) * self.stride[i] - 2 * pad[i] +
                     self.dilation[i] * (self.kernel_size[i] - 1) + 1)
             extra = size[i] - base
             if not 0 <= extra < max(self.stride[i], self.dilation[i]):

@@ -72,9 +72,10 @@ def host_view(x: CLArray) -> np.ndarray:
         else:
             hi += ext
     nbytes = (hi - lo + 1) * isz
-    flags = cl.map_flags.READ | cl.map_flags.WRITE
+    # pyopencl's stubs type the OR of two flags as int, which its binding accepts
+    flags: Any = cl.map_flags.READ | cl.map_flags.WRITE
     mapped, _evt = cl.enqueue_map_buffer(x.state.queue, x.data, flags, lo * isz, (nbytes,),
-                                         np.uint8, is_blocking=True)
+                                         np.dtype(np.uint8), is_blocking=True)
     view = np.ndarray(x.shape, x.dtype, buffer=mapped, offset=(x.offset - lo) * isz,
                       strides=tuple(s * isz for s in x.strides))
     return np.asarray(_Mapped(view, x.data))

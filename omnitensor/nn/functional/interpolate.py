@@ -11,6 +11,7 @@ any order come from autograd.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -113,6 +114,12 @@ def _matrix(mode: str, n_in: int, n_out: int, sf: float | None,
     return m
 
 
+def _matrix_as(np_dtype: Any, mode: str, n_in: int, n_out: int, sf: float | None,
+               align_corners: bool) -> np.ndarray:
+    """:func:`_matrix` in ``np_dtype`` (the input's dtype)."""
+    return _matrix(mode, n_in, n_out, sf, align_corners).astype(np_dtype)
+
+
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # noqa: A002
                 mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
@@ -147,13 +154,11 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
                 continue
             exact = mode == "nearest-exact"
             idx = INDEX_CACHE.get(("nearest", n_in, n_out, sf, exact), dev,
-                                  lambda a=n_in, b=n_out, s=sf, e=exact:
-                                  _nearest_index(a, b, s, e))
+                                  functools.partial(_nearest_index, n_in, n_out, sf, exact))
             y = y.index_select(axis, idx)
             continue
         m = INDEX_CACHE.get(("resample", mode, n_in, n_out, sf, ac, dt.name), dev,
-                            lambda a=n_in, b=n_out, s=sf: _matrix(mode, a, b, s, ac)
-                            .astype(dt.np))
+                            functools.partial(_matrix_as, dt.np, mode, n_in, n_out, sf, ac))
         y = (y.movedim(axis, -1) @ m.mT).movedim(-1, axis)
     return y
 

@@ -24,13 +24,14 @@ ordinary tensors; views are views (they share the version counter with their bas
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .graph import _mode
 from .shape_util import broadcast_shapes
 from .tensor import Tensor, _make
 from .ops.elementwise import BINARY_OPS, UNARY_OPS, _backend_failure
 from .ops.elementwise_forwards import _PY_OF_KIND
+from .ops import join as _join
 from .ops.shape import _as_view
 
 __all__ = ["ops", "ops_for", "inplace_ops_for"]
@@ -270,12 +271,28 @@ class ops:  # noqa: N801 - used as a namespace, like the Tensor class it stands 
     def matmul(a: Tensor, b: Tensor) -> Tensor:
         """``a @ b`` for ``a`` of shape ``(..., K)`` and a matrix ``b``; the leading axes
         of ``a`` are folded into one GEMM (the checked matmul broadcasts ``b`` instead:
-        the same numbers)."""
-        if _mode.enabled or b._data.ndim != 2 or a._data.ndim == 0:
+        the same numbers). For ``(..., M, K) @ (..., K, N)`` with broadcastable batch
+        axes, one batched product."""
+        if _mode.enabled or a._data.ndim == 0:
             return a.matmul(b)
         dev = a._device
         be = dev.backend
         ad = a._data
+        if b._data.ndim != 2:
+            bd = b._data
+            if ad.ndim < 2 or bd.ndim < 2:
+                return a.matmul(b)
+            try:
+                sa, sb = ad.shape[:-2], bd.shape[:-2]
+                if sa != sb:
+                    batch = broadcast_shapes(sa, sb)
+                    if sa != batch:
+                        ad = be.broadcast_to(ad, batch + ad.shape[-2:])
+                    if sb != batch:
+                        bd = be.broadcast_to(bd, batch + bd.shape[-2:])
+                return _make(be.matmul(ad, bd), dev, a._dtype)
+            except Exception as e:  # noqa: BLE001
+                raise _backend_failure("matmul", dev, e) from None
         try:
             if ad.ndim == 2:
                 return _make(be.matmul(ad, b._data), dev, a._dtype)
@@ -349,6 +366,85 @@ class ops:  # noqa: N801 - used as a namespace, like the Tensor class it stands 
         be.assign(x._data, sd)
         x._bump_version()
         return x
+
+
+    # ---- layout ops (window gathers: convolutions, pools). They move elements without
+    # computing on them, so they need no dtype rule: one device and one dtype suffice.
+    @staticmethod
+    def index(x: Tensor, key: tuple[Any, ...]) -> Tensor:
+        """``x[key]`` for a key already in the backend contract's normal form (one entry
+        per axis: ``slice(start, stop, step)`` with in-range int bounds or an in-range
+        int, plus ``None`` entries that insert an axis): a view sharing ``x``'s version
+        counter, without the checked path's key normalisation."""
+        if _mode.enabled:
+            return x[key]
+        try:
+            data = x._device.backend.index(x._data, key)
+        except Exception as e:  # noqa: BLE001
+            raise _backend_failure("getitem", x._device, e) from None
+        return _as_view(x, data, lambda b: b[key])
+
+    @staticmethod
+    def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+        """``x.narrow(dim, start, length)`` (a view; ``0 <= start <= start + length <=
+        x.shape[dim]``)."""
+        if _mode.enabled:
+            return x.narrow(dim, start, length)
+        shape = x._data.shape
+        d = dim % len(shape)
+        key = tuple(slice(start, start + length, 1) if i == d else slice(0, n, 1)
+                    for i, n in enumerate(shape))
+        return ops.index(x, key)
+
+    @staticmethod
+    def permute(x: Tensor, dims: tuple[int, ...]) -> Tensor:
+        """``x`` with its axes in the order ``dims`` (non-negative, a permutation; a view)."""
+        if _mode.enabled:
+            return x.permute(dims)
+        return _as_view(x, x._device.backend.permute(x._data, dims),
+                        lambda b: b.permute(dims))
+
+    @staticmethod
+    def cat(tensors: Sequence[Tensor], dim: int) -> Tensor:
+        """``cat(tensors, dim)`` of same-device, same-dtype tensors whose shapes agree off
+        ``dim`` (non-negative): one backend concat."""
+        if _mode.enabled:
+            return _join.cat(tensors, dim)
+        t0 = tensors[0]
+        dev = t0._device
+        try:
+            data = dev.backend.concat([t._data for t in tensors], dim)
+        except Exception as e:  # noqa: BLE001
+            raise _backend_failure("cat", dev, e) from None
+        return _make(data, dev, t0._dtype)
+
+    @staticmethod
+    def stack(tensors: Sequence[Tensor], dim: int) -> Tensor:
+        """``stack(tensors, dim)`` of same-device, same-dtype, same-shape tensors
+        (``0 <= dim <= ndim``): each gets a size-1 axis as a view, then one concat."""
+        if _mode.enabled:
+            return _join.stack(tensors, dim)
+        t0 = tensors[0]
+        dev = t0._device
+        be = dev.backend
+        shape = t0._data.shape
+        new = shape[:dim] + (1,) + shape[dim:]
+        try:
+            data = be.concat([be.reshape(t._data, new) for t in tensors], dim)
+        except Exception as e:  # noqa: BLE001
+            raise _backend_failure("stack", dev, e) from None
+        return _make(data, dev, t0._dtype)
+
+    @staticmethod
+    def full(shape: tuple[int, ...], value: Any, *, dtype: Any, device: Any) -> Tensor:
+        """A new tensor of ``shape`` filled with ``value`` (representable in ``dtype``):
+        ``dtype`` a DType and ``device`` a Device, as the Tensor attributes give them."""
+        try:
+            data = device.backend.full(shape, _PY_OF_KIND[dtype.kind](value), dtype.np,
+                                       device.index)
+        except Exception as e:  # noqa: BLE001
+            raise _backend_failure("full", device, e) from None
+        return _make(data, device, dtype)
 
 
 def _transpose(b: Tensor) -> Tensor:

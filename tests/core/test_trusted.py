@@ -97,6 +97,55 @@ def test_views_share_the_version_counter(device):
     np.testing.assert_array_equal(v.cpu().numpy(), np.ones((3, 2), np.float32))
 
 
+
+def test_layout_ops_match_checked(device):
+    # the window gathers of convolutions and pools: normal-form slice keys, narrow,
+    # permute, cat, stack, full and batched matmul, on the fast bodies (no grad mode)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    a = _t(x, device)
+    key = (slice(0, 2, 1), slice(1, 3, 1), None, slice(0, 5, 2), slice(1, 6, 3))
+    with ot.no_grad():
+        v = ops.index(a, key)
+        _same(v, a[:, 1:3, None, 0:5:2, 1:6:3])
+        assert v._base is a
+        _same(ops.index(a, (1, slice(0, 3, 1), 4, slice(5, None, -2))), a[1, :, 4, ::-2])
+        _same(ops.narrow(a, 2, 1, 3), a.narrow(2, 1, 3))
+        _same(ops.narrow(a, -1, 0, 6), a.narrow(-1, 0, 6))
+        p = ops.permute(a, (0, 2, 3, 1))
+        _same(p, a.permute(0, 2, 3, 1))
+        assert p._base is a
+        parts = [ops.index(a, (slice(0, 2, 1), slice(0, 3, 1), None, slice(i, i + 2, 1),
+                               slice(0, 6, 1))) for i in range(3)]
+        _same(ops.cat(parts, 2), ot.cat(parts, 2))
+        rows = [a[:, :, i] for i in range(5)]
+        for dim in (0, 2, 3):
+            _same(ops.stack(rows, dim), ot.stack(rows, dim))
+        _same(ops.full((2, 3), -np.inf, dtype=a.dtype, device=a.device),
+              ot.full((2, 3), -np.inf, device=device))
+        _same(ops.full((4,), 7, dtype=ot.int64, device=a.device),
+              ot.full((4,), 7, dtype=ot.int64, device=device))
+        w = _t(rng.standard_normal((1, 4, 5)).astype(np.float32), device)  # batch broadcast
+        _same(ops.matmul(w, a), Tensor.matmul(w, a), exact=False)
+        # a write through a trusted view reaches the base and bumps the shared counter
+        v0 = a._version
+        ops.copy_(ops.narrow(a, 0, 1, 1), ot.zeros(1, 3, 5, 6, device=device))
+        assert a._version == v0 + 1 and v._version == a._version
+        assert float(a[1].abs().sum()) == 0.0
+
+
+def test_layout_ops_record_in_grad_mode(device):
+    a = _t(np.arange(24, dtype=np.float32).reshape(2, 3, 4), device, requires_grad=True)
+    v = ops.index(a, (slice(0, 2, 1), slice(0, 3, 2), slice(0, 4, 1)))
+    y = ops.cat([v, ops.permute(ops.narrow(a, 1, 0, 2), (0, 1, 2))], 1)
+    y = ops.stack([y, y], 0)
+    assert y.grad_fn is not None
+    y.sum().backward()
+    g = np.zeros((2, 3, 4), np.float32)
+    g[:, 0:3:2] += 2.0                                         # the strided slice, twice
+    g[:, 0:2, :] += 2.0                                        # the narrow, twice
+    np.testing.assert_array_equal(a.grad.cpu().numpy(), g)
+
 def test_inplace_ops_match_checked_and_bump_versions(device):
     x, y, row, pos = _data()
     for name, args, kw in (("add_", (y,), {}), ("add_", (y,), {"alpha": -0.25}),

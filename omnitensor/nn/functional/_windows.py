@@ -7,9 +7,11 @@ input, groups not dividing the channels, wrong ranks, an output_padding too larg
 same ``ValueError``/``ShapeError``, messages worded as torch's.
 
 The window helpers are data-only (no graph: ``conv.py`` wraps them in graph nodes) and are
-written with Tensor ops: ``K`` strided slice views of a padded copy and one ``cat`` for the
-general case, one reshape/permute copy when the windows tile the input (pooling with
-stride == kernel), and in-place adds through slice views for the adjoint.
+written with the trusted layout ops of ``core/trusted.py`` (each op's own row, no
+re-validation: the window keys are built here in normal form): ``K`` strided slice views
+of a padded copy and one ``cat`` for the general case, one reshape/permute copy when the
+windows tile the input (pooling with stride == kernel), and in-place adds through slice
+views for the adjoint.
 """
 from __future__ import annotations
 
@@ -18,10 +20,9 @@ import math
 from typing import Any, Sequence
 
 from ...core.graph import no_grad_ctx
-from ...core.ops.creation import empty, full, zeros
-from ...core.ops.join import cat
-from ...core.tensor import Tensor
-from ...core.trusted import ops_for
+from ...core.ops.creation import zeros
+from ...core.tensor import Tensor, _make
+from ...core.trusted import ops as _trusted_ops
 from ...errors import ShapeError
 
 Ints = tuple[int, ...]
@@ -77,7 +78,7 @@ def out_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool = False) ->
     return o
 
 
-def conv_geometry(op: str, nd: int, x: Tensor, weight: Tensor, bias: Tensor | None,
+def _conv_geometry(op: str, nd: int, x: Tensor, weight: Tensor, bias: Tensor | None,
                   stride: Any, padding: Any, dilation: Any, groups: Any
                   ) -> tuple[bool, Ints, Ints, Ints, Ints]:
     """Check a convolution's arguments; return (unbatched, stride, left padding, dilation,
@@ -133,7 +134,7 @@ def conv_geometry(op: str, nd: int, x: Tensor, weight: Tensor, bias: Tensor | No
     return unbatched, s, p, d, out
 
 
-def conv_transpose_geometry(op: str, nd: int, x: Tensor, weight: Tensor,
+def _conv_transpose_geometry(op: str, nd: int, x: Tensor, weight: Tensor,
                             bias: Tensor | None, stride: Any, padding: Any,
                             output_padding: Any, groups: Any, dilation: Any
                             ) -> tuple[bool, Ints, Ints, Ints, Ints]:
@@ -182,7 +183,7 @@ def conv_transpose_geometry(op: str, nd: int, x: Tensor, weight: Tensor,
     return unbatched, s, p, d, out
 
 
-def pool_geometry(op: str, nd: int, x: Tensor, kernel_size: Any, stride: Any, padding: Any,
+def _pool_geometry(op: str, nd: int, x: Tensor, kernel_size: Any, stride: Any, padding: Any,
                   dilation: Any, ceil_mode: bool) -> tuple[bool, Ints, Ints, Ints, Ints, Ints]:
     """Check a pool's arguments; return (unbatched, kernel, stride, padding, dilation,
     output size). ``stride`` None (or empty) means ``kernel_size``."""
@@ -209,6 +210,67 @@ def pool_geometry(op: str, nd: int, x: Tensor, kernel_size: Any, stride: Any, pa
         raise ShapeError(f"{op}: given input size {size}, calculated output size "
                          f"{tuple(max(v, 0) for v in out)}: output size is too small")
     return unbatched, k, s, p, d, out
+
+
+# ------------------------------------------------------- the rules, memoised
+# A layer calls its rule with the same shapes and ints every step; the rule is a pure
+# function of them, so its answer is cached (a failing rule raises every time).
+class _Shaped(tuple):
+    """A tensor's shape standing in for the tensor in a memoised rule (hashable)."""
+
+    @property
+    def shape(self) -> Ints:
+        return tuple(self)
+
+    @property
+    def ndim(self) -> int:
+        return len(self)
+
+
+def _plain(a: Any) -> bool:
+    t = type(a)
+    return t is int or t is bool or t is str or a is None or \
+        (t is tuple and all(type(v) is int for v in a))
+
+
+@functools.lru_cache(maxsize=1024, typed=True)  # typed: groups=True is refused, 1 not
+def _memo(rule: Any, *args: Any) -> Any:
+    return rule(*args)
+
+
+def _ruled(rule: Any, op: str, nd: int, tensors: tuple, args: tuple) -> Any:
+    if all(_plain(a) for a in args):
+        return _memo(rule, op, nd, *(None if t is None else _Shaped(t.shape)
+                                     for t in tensors), *args)
+    return rule(op, nd, *tensors, *args)
+
+
+def conv_geometry(op: str, nd: int, x: Tensor, weight: Tensor, bias: Tensor | None,
+                  stride: Any, padding: Any, dilation: Any, groups: Any
+                  ) -> tuple[bool, Ints, Ints, Ints, Ints]:
+    """Check a convolution's arguments; return (unbatched, stride, left padding, dilation,
+    output size). ``padding`` may be ints, ``'valid'`` or ``'same'`` (odd totals put the
+    extra element on the right, as torch)."""
+    return _ruled(_conv_geometry, op, nd, (x, weight, bias),
+                  (stride, padding, dilation, groups))
+
+
+def conv_transpose_geometry(op: str, nd: int, x: Tensor, weight: Tensor,
+                            bias: Tensor | None, stride: Any, padding: Any,
+                            output_padding: Any, groups: Any, dilation: Any
+                            ) -> tuple[bool, Ints, Ints, Ints, Ints]:
+    """Check a transposed convolution's arguments; return (unbatched, stride, padding,
+    dilation, output size)."""
+    return _ruled(_conv_transpose_geometry, op, nd, (x, weight, bias),
+                  (stride, padding, output_padding, groups, dilation))
+
+
+def pool_geometry(op: str, nd: int, x: Tensor, kernel_size: Any, stride: Any, padding: Any,
+                  dilation: Any, ceil_mode: bool) -> tuple[bool, Ints, Ints, Ints, Ints, Ints]:
+    """Check a pool's arguments; return (unbatched, kernel, stride, padding, dilation,
+    output size). ``stride`` None (or empty) means ``kernel_size``."""
+    return _ruled(_pool_geometry, op, nd, (x,),
+                  (kernel_size, stride, padding, dilation, ceil_mode))
 
 
 def output_size_arg(output_size: Any, size: Ints, op: str) -> Ints:
@@ -239,41 +301,56 @@ def _tiles(kernel: Ints, stride: Ints, dilation: Ints) -> bool:
     return all(s == k and d == 1 for s, k, d in zip(stride, kernel, dilation))
 
 
-_ALL = slice(None)
+def _all(n: int) -> slice:
+    return slice(0, n, 1)
 
 
-def _place(x: Tensor, left: Ints, need: Ints, value: float) -> Tensor:
+def _place(ops: Any, x: Tensor, left: Ints, need: Ints, value: float) -> Tensor:
     """A ``value`` buffer of spatial size ``need`` holding ``x`` at offset ``left``
     (cropped where the buffer ends first; a negative offset crops x's head). A fill and
     one slice assignment: cheaper than a general pad on every backend."""
-    size = tuple(x.shape[2:])
-    buf = full(tuple(x.shape[:2]) + tuple(need), value, dtype=x.dtype, device=x.device)
-    dst = tuple(slice(max(lo, 0), max(max(lo, 0), min(lo + n, nn)))
-                for lo, n, nn in zip(left, size, need))
-    src = tuple(slice(max(-lo, 0), max(max(-lo, 0), min(n, nn - lo)))
-                for lo, n, nn in zip(left, size, need))
-    whole = all(sl.start == 0 and sl.stop == n for sl, n in zip(src, size))
-    buf[(_ALL, _ALL) + dst] = x if whole else x[(_ALL, _ALL) + src]
+    shape = tuple(x.shape)
+    lead = (_all(shape[0]), _all(shape[1]))
+    buf = ops.full(shape[:2] + tuple(need), value, dtype=x.dtype, device=x.device)
+    dst, src = [], []
+    for lo, n, nn in zip(left, shape[2:], need):
+        a, b = max(-lo, 0), min(n, nn - lo)   # the part [a, b) of x inside the buffer
+        if b <= a:
+            return buf                        # x lies wholly in the padding
+        src.append(slice(a, b, 1))
+        dst.append(slice(a + lo, b + lo, 1))
+    whole = all(sl.start == 0 and sl.stop == n for sl, n in zip(src, shape[2:]))
+    ops.copy_(ops.index(buf, lead + tuple(dst)),
+              x if whole else ops.index(x, lead + tuple(src)))
     return buf
 
 
-def padded(x: Tensor, left: Ints, need: Ints, pad_value: float) -> Tensor:
+def padded(ops: Any, x: Tensor, left: Ints, need: Ints, pad_value: float) -> Tensor:
     """``x`` placed at offset ``left`` in a ``pad_value`` buffer of spatial size ``need``
     (x's tail is cut where ``need`` ends before it)."""
     size = tuple(x.shape[2:])
     if not any(left) and need == size:
         return x
-    return _place(x, left, need, pad_value)
+    return _place(ops, x, left, need, pad_value)
 
 
 @functools.lru_cache(maxsize=256)
 def _slot_keys(kernel: Ints, stride: Ints, dilation: Ints, out: Ints) -> tuple[tuple, ...]:
-    """One strided slice key per kernel slot (row-major over the kernel axes)."""
+    """The spatial part of one strided slice key per kernel slot (row-major over the
+    kernel axes), in the backend contract's normal form."""
     keys: list[tuple] = [()]
     for k, s, d, o in zip(kernel, stride, dilation, out):
         span = s * (o - 1) + 1
         keys = [key + (slice(i * d, i * d + span, s),) for key in keys for i in range(k)]
     return tuple(keys)
+
+
+def window_ops(x: Tensor) -> Any:
+    """The op namespace of the window helpers: they only move elements of ``x`` (and of
+    buffers made with its device and dtype), so one device and one dtype are established
+    by construction and the trusted ops apply to any dtype (their arithmetic, the
+    adjoint's ``add_``, takes the checked path for non-floating dtypes by itself)."""
+    return _trusted_ops
 
 
 def windows(x: Tensor, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints,
@@ -283,10 +360,11 @@ def windows(x: Tensor, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints
     n, c = x.shape[:2]
     kk = math.prod(kernel)
     with no_grad_ctx():
+        ops = window_ops(x)
         if x.numel() == 0 or math.prod(out) == 0:
             return zeros((n, c, kk) + tuple(out), dtype=x.dtype, device=x.device)
         need = need_size(kernel, stride, dilation, out)
-        buf = padded(x, padding, need, pad_value)
+        buf = padded(ops, x, padding, need, pad_value)
         nd = len(kernel)
         if _tiles(kernel, stride, dilation):
             # non-overlapping windows: one reshape/permute copy
@@ -295,11 +373,13 @@ def windows(x: Tensor, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints
                 split += [o, k]
             perm = (0, 1) + tuple(3 + 2 * i for i in range(nd)) + \
                 tuple(2 + 2 * i for i in range(nd))
-            return _copy_as(buf.reshape(split).permute(perm), (n, c, kk) + tuple(out))
+            return _copy_as(ops, ops.permute(ops.reshape(buf, tuple(split)), perm),
+                            (n, c, kk) + tuple(out))
+        lead = (_all(n), _all(c), None)
         keys = _slot_keys(kernel, stride, dilation, out)
         if kk == 1:
-            return buf[(_ALL, _ALL, None) + keys[0]].clone()
-        return cat([buf[(_ALL, _ALL, None) + key] for key in keys], 2)
+            return ops.clone(ops.index(buf, lead + keys[0]))
+        return ops.cat([ops.index(buf, lead + key) for key in keys], 2)
 
 
 def slot_views(x: Tensor, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints,
@@ -307,8 +387,11 @@ def slot_views(x: Tensor, kernel: Ints, stride: Ints, padding: Ints, dilation: I
     """The ``K`` strided views ``(N, C, *out)`` of the padded input, one per kernel slot
     (max pooling takes their elementwise maximum: no window copy)."""
     with no_grad_ctx():
-        buf = padded(x, padding, need_size(kernel, stride, dilation, out), pad_value)
-        return [buf[(_ALL, _ALL) + key] for key in _slot_keys(kernel, stride, dilation, out)]
+        ops = window_ops(x)
+        buf = padded(ops, x, padding, need_size(kernel, stride, dilation, out), pad_value)
+        lead = (_all(x.shape[0]), _all(x.shape[1]))
+        return [ops.index(buf, lead + key)
+                for key in _slot_keys(kernel, stride, dilation, out)]
 
 
 def windows_adjoint(cols: Tensor, size: Ints, kernel: Ints, stride: Ints, padding: Ints,
@@ -319,6 +402,7 @@ def windows_adjoint(cols: Tensor, size: Ints, kernel: Ints, stride: Ints, paddin
     out = tuple(cols.shape[3:])
     nd = len(kernel)
     with no_grad_ctx():
+        ops = window_ops(cols)
         if cols.numel() == 0:
             return zeros((n, c) + tuple(size), dtype=cols.dtype, device=cols.device)
         need = need_size(kernel, stride, dilation, out)
@@ -328,24 +412,25 @@ def windows_adjoint(cols: Tensor, size: Ints, kernel: Ints, stride: Ints, paddin
             perm = [0, 1]
             for i in range(nd):
                 perm += [2 + nd + i, 2 + i]
-            buf = _copy_as(cols.reshape(split).permute(perm), (n, c) + tuple(need))
+            buf = _copy_as(ops, ops.permute(ops.reshape(cols, tuple(split)), tuple(perm)),
+                           (n, c) + tuple(need))
         else:
-            buf = zeros((n, c) + tuple(need), dtype=cols.dtype, device=cols.device)
+            buf = ops.full((n, c) + tuple(need), 0, dtype=cols.dtype, device=cols.device)
+            lead = (_all(n), _all(c))
+            rest = tuple(_all(o) for o in out)
             for i, key in enumerate(_slot_keys(kernel, stride, dilation, out)):
-                buf[(_ALL, _ALL) + key].add_(cols[:, :, i])
+                ops.add_(ops.index(buf, lead + key), ops.index(cols, lead + (i,) + rest))
         if not any(padding) and need == tuple(size):
             return buf
         # crop the padding; positions no window reached stay zero
-        return _place(buf, tuple(-lo for lo in padding), tuple(size), 0)
+        return _place(ops, buf, tuple(-lo for lo in padding), tuple(size), 0)
 
 
-def _copy_as(src: Tensor, shape: tuple[int, ...]) -> Tensor:
+def _copy_as(ops: Any, src: Tensor, shape: tuple[int, ...]) -> Tensor:
     """A new tensor of ``shape`` holding ``src`` (a permuted view) in row-major order: one
     copy, and the result owns its storage (a reshape of the view would copy too, but
     return a view-marked tensor)."""
-    dst = empty(shape, dtype=src.dtype, device=src.device)
-    ops_for(dst, src).copy_(dst.reshape(tuple(src.shape)), src)
-    return dst
+    return _make(ops.reshape(ops.clone(src), shape)._data, src._device, src._dtype)
 
 
 def fresh(t: Tensor) -> Tensor:

@@ -71,14 +71,16 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
     k = tuple(weight.shape[2:])
     n = x.shape[0]
     ckk, length = cg * math.prod(k), math.prod(out)
+    # operands checked above: the trusted path when they share one device and dtype
+    ops = ops_for(x, weight, bias)
     with no_grad_ctx():
-        cols = windows(x, k, s, p, d, out).reshape(n, groups, ckk, length)
-        y = (weight.reshape(groups, o // groups, ckk) @ cols).reshape((n, o) + out)
+        cols = ops.reshape(windows(x, k, s, p, d, out), (n, groups, ckk, length))
+        y = ops.reshape(ops.matmul(ops.reshape(weight, (groups, o // groups, ckk)), cols),
+                        (n, o) + out)
         # the node's output must own its storage (not a view of the matmul result): the
-        # bias add makes a new tensor (operands checked above: the trusted path when they
-        # share device and dtype), else a copy
+        # bias add makes a new tensor, else a copy
         if bias is not None:
-            y = ops_for(y, bias).add(y, bias.reshape(_bias_shape(o, nd)))
+            y = ops.add(y, ops.reshape(bias, _bias_shape(o, nd)))
         else:
             y = fresh(y)
     if needs_grad(x, weight, bias):
@@ -103,14 +105,16 @@ def _conv_backward(node: Any, g: Tensor) -> tuple:
     g3 = ops.reshape(g, (n, groups, og, length))
     gx = gw = gb = None
     if need_x:
-        gcols = w.reshape(groups, og, ckk).mT @ g3
-        gx = col2im(gcols.reshape((n, groups * cg, math.prod(k)) + out), node.size, k,
-                    node.s, node.p, node.d)
+        gcols = ops.matmul(ops.permute(ops.reshape(w, (groups, og, ckk)), (0, 2, 1)), g3)
+        gx = col2im(ops.reshape(gcols, (n, groups * cg, math.prod(k)) + out), node.size,
+                    k, node.s, node.p, node.d)
     if need_w:
         cols = node.cols
         if create:
-            cols = im2col(x, k, node.s, node.p, node.d, out).reshape(n, groups, ckk, length)
-        gw = ops.reshape(ops.sum(g3 @ cols.mT, 0), tuple(w.shape))
+            cols = ops.reshape(im2col(x, k, node.s, node.p, node.d, out),
+                               (n, groups, ckk, length))
+        gw = ops.reshape(ops.sum(ops.matmul(g3, ops.permute(cols, (0, 1, 3, 2))), 0),
+                         tuple(w.shape))
     if need_b:
         gb = ops.sum(g, (0,) + tuple(range(2, g.ndim)))
     return gx, gw, gb

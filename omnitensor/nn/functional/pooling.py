@@ -18,10 +18,9 @@ import numpy as np
 
 from ...core import dtypes as _dt
 from ...core.graph import needs_grad, no_grad_ctx, record
-from ...core.ops.creation import arange, ones, zeros
-from ...core.ops.join import cat
+from ...core.ops.creation import arange, zeros
 from ...core.tensor import Tensor
-from ...core.trusted import ops_for
+from ...core.trusted import ops as trusted_ops, ops_for
 from ._utils import INDEX_CACHE, differentiable_backward
 from ._windows import (Ints, check_rank, output_size_arg, pool_geometry, slot_views,
                        spatial, windows_adjoint)
@@ -53,18 +52,20 @@ def max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any,  # noqa
         for v in views[1:]:
             y = ops.maximum(y, v)
         if len(views) == 1:
-            y = y.clone()
+            y = ops.clone(y)
         route = None
         if grad or return_indices:
             # one-hot of each window's first maximum, as a (N, C, K, *out) mask
             fdt = x.dtype if x.dtype.kind == "f" else _dt.float32
-            remaining = ones(tuple(y.shape), dtype=fdt, device=x.device)
+            # the route is floating whatever x is: one device and one floating dtype
+            fops = trusted_ops
+            remaining = fops.full(tuple(y.shape), 1, dtype=fdt, device=x.device)
             hits = []
             for v in views:
-                hit = ops.mul_(ops.to(ops.eq(v, y), fdt), remaining)
-                ops.sub_(remaining, hit)
-                hits.append(ops.unsqueeze(hit, 2))
-            route = cat(hits, 2)
+                hit = fops.mul_(ops.to(ops.eq(v, y), fdt), remaining)
+                fops.sub_(remaining, hit)
+                hits.append(hit)
+            route = fops.stack(hits, 2)
     if grad:
         record(f"MaxPool{nd}DWithIndicesBackward0", _max_pool_backward, y, (x,), route=route,
                size=tuple(x.shape[2:]), k=k, s=s, p=p, d=d)

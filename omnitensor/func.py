@@ -136,10 +136,10 @@ def grad_and_value(func: Callable, argnums: Any = 0, has_aux: bool = False) -> C
     ``has_aux``) of scalar-valued ``func`` with respect to the arguments ``argnums``."""
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), "grad")
-        args = list(args)
+        call_args = list(args)
         with enable_grad():
-            flat, rebuilds, nested = _differentiable(args, nums)
-            out, aux = _split_aux(func(*args, **kwargs), has_aux, "grad")
+            flat, rebuilds, nested = _differentiable(call_args, nums)
+            out, aux = _split_aux(func(*call_args, **kwargs), has_aux, "grad")
             if not isinstance(out, Tensor) or out.numel() != 1:
                 raise RuntimeError(f"grad: the function must return a single-element Tensor, "
                                    f"got {type(out).__name__}"
@@ -177,7 +177,7 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         if len(cots) != len(out_leaves):
             raise ValueError(f"vjp_fn: expected {len(out_leaves)} cotangent(s) shaped like the "
                              f"output, got {len(cots)}")
-        total = [None] * len(flat)
+        total: list[Any] = [None] * len(flat)
         with enable_grad():
             for o, c in zip(out_leaves, cots):
                 if tuple(c.shape) != tuple(o.shape):
@@ -225,10 +225,10 @@ def jacrev(func: Callable, argnums: Any = 0, *, has_aux: bool = False,
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from .core.ops.join import stack
         nums = _argnums(argnums, len(args), "jacrev")
-        args = list(args)
+        call_args = list(args)
         with enable_grad():
-            flat, rebuilds, nested = _differentiable(args, nums)
-            out, aux = _split_aux(func(*args, **kwargs), has_aux, "jacrev")
+            flat, rebuilds, nested = _differentiable(call_args, nums)
+            out, aux = _split_aux(func(*call_args, **kwargs), has_aux, "jacrev")
             out_leaves, out_rebuild = _flatten(out)
             jac_per_out = []
             for o in out_leaves:

@@ -394,6 +394,7 @@ def _cumprod_backward_with_zeros(x: Tensor, g: Tensor, a: int) -> Tensor:
             if run is not None:
                 term = term * run
             total = term if total is None else total + term
+        assert total is not None  # the inner loop runs at least once (j = i)
         cols.append(total.squeeze(a))
     return stack(cols, a)
 

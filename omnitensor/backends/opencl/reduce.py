@@ -31,6 +31,13 @@ from .cltypes import BY_NP, CType, pack_i32, pack_i64
 from .elementwise import copy, fill
 from .launch import run_items, set_bytes, set_mem
 
+
+def _np(t: CType) -> np.dtype:
+    """The NumPy dtype of a value type (only bit containers have none, and none reduces)."""
+    assert t.np is not None
+    return t.np
+
+
 _BLOCK = 32  # outputs per work-item of the outer kernel
 
 _LIMITS = {"i8": (-128, 127), "i16": (-32768, 32767), "i32": (-2147483648, 2147483647),
@@ -279,7 +286,8 @@ def _layout(shape: tuple, strides: tuple, axes: tuple) -> tuple:
     red.sort(key=lambda p: -abs(p[1]))  # smallest stride innermost
 
     def merge(dims: list) -> tuple[list, list]:
-        out_n, out_s = [], []
+        out_n: list[int] = []
+        out_s: list[int] = []
         for n, s in reversed(dims):  # innermost first
             if out_n and s == out_s[-1] * out_n[-1]:
                 out_n[-1] *= n
@@ -355,7 +363,7 @@ def reduce(op: str, x: CLArray, axes: tuple, keepdims: bool, out_dtype: Any = No
         kchunk = -(-K // nsplit)
         final = nsplit == 1
         ot = tout if final else (acc_t if op not in ("any", "all") else tout)
-        res = new(st, (Mo, nsplit, Mi), ot.np)
+        res = new(st, (Mo, nsplit, Mi), _np(ot))
         lay = st.layout((len(okn), *okn, *oks, len(rn), *rn, *rs))
         k = _kernel(st, op, t, ot, False, True)
         _launch(st, k, (0, res.data, 1, x.data, 8, lay),
@@ -367,7 +375,7 @@ def reduce(op: str, x: CLArray, axes: tuple, keepdims: bool, out_dtype: Any = No
     mchunk, nsplit, kchunk = _plan(st, M, K)
     final = nsplit == 1
     ot = tout if final else (acc_t if op not in ("any", "all") else tout)
-    res = new(st, (M, nsplit), ot.np)
+    res = new(st, (M, nsplit), _np(ot))
     lay = st.layout((len(kn), *kn, *ks, len(rn), *rn, *rs))
     k = _kernel(st, op, t, ot, False, False)
     nblocks = -(-M // mchunk)
@@ -387,7 +395,7 @@ def _second_pass(op: str, part: CLArray, t: CType, tout: CType) -> CLArray:
     # float16: float partials -> half result
     M, ns = part.shape[0], part.shape[1]
     Mi = part.shape[2] if part.ndim == 3 else 1
-    res = new(st, (M, Mi), tout.np)
+    res = new(st, (M, Mi), _np(tout))
     lay = st.layout((2, Mi, M, 1, ns * Mi, 1, ns, Mi)) if Mi > 1 else \
         st.layout((1, M, ns, 1, ns, 1))
     k = _kernel(st, op, t, t, True, False)

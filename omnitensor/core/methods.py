@@ -290,6 +290,8 @@ class _Size(int):
     """``x.size`` is the element count (the Array API's attribute) and, called, torch's
     ``x.size()`` / ``x.size(dim)``."""
 
+    _shape: tuple
+
     def __new__(cls, n: int, shape: tuple) -> "_Size":
         obj = super().__new__(cls, n)
         obj._shape = shape

@@ -45,7 +45,7 @@ transport) is a :class:`BackendSpec` in the registry; the backend object exposes
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -139,6 +139,85 @@ class Backend:
     #: True when the array library raises IndexError for out-of-range indices itself
     #: (core then skips its one-sync bounds check)
     checks_index_bounds: bool = False
+
+    if TYPE_CHECKING:
+        # The elementwise primitives (UNARY, BINARY) and reductions (REDUCTIONS) each backend
+        # sets as plain attributes, declared for type checkers; tests/backends/
+        # test_backend_decls.py keeps this list equal to those tuples.
+        negative: Callable[..., Any]
+        positive: Callable[..., Any]
+        abs: Callable[..., Any]
+        exp: Callable[..., Any]
+        expm1: Callable[..., Any]
+        log: Callable[..., Any]
+        log1p: Callable[..., Any]
+        log2: Callable[..., Any]
+        log10: Callable[..., Any]
+        sqrt: Callable[..., Any]
+        square: Callable[..., Any]
+        sin: Callable[..., Any]
+        cos: Callable[..., Any]
+        tan: Callable[..., Any]
+        asin: Callable[..., Any]
+        acos: Callable[..., Any]
+        atan: Callable[..., Any]
+        sinh: Callable[..., Any]
+        cosh: Callable[..., Any]
+        tanh: Callable[..., Any]
+        asinh: Callable[..., Any]
+        acosh: Callable[..., Any]
+        atanh: Callable[..., Any]
+        erf: Callable[..., Any]
+        erfc: Callable[..., Any]
+        sign: Callable[..., Any]
+        floor: Callable[..., Any]
+        ceil: Callable[..., Any]
+        round: Callable[..., Any]
+        trunc: Callable[..., Any]
+        reciprocal: Callable[..., Any]
+        isnan: Callable[..., Any]
+        isinf: Callable[..., Any]
+        isfinite: Callable[..., Any]
+        signbit: Callable[..., Any]
+        logical_not: Callable[..., Any]
+        bitwise_invert: Callable[..., Any]
+        conj: Callable[..., Any]
+        real: Callable[..., Any]
+        imag: Callable[..., Any]
+        add: Callable[..., Any]
+        subtract: Callable[..., Any]
+        multiply: Callable[..., Any]
+        divide: Callable[..., Any]
+        floor_divide: Callable[..., Any]
+        remainder: Callable[..., Any]
+        pow: Callable[..., Any]
+        maximum: Callable[..., Any]
+        minimum: Callable[..., Any]
+        atan2: Callable[..., Any]
+        hypot: Callable[..., Any]
+        logaddexp: Callable[..., Any]
+        copysign: Callable[..., Any]
+        nextafter: Callable[..., Any]
+        equal: Callable[..., Any]
+        not_equal: Callable[..., Any]
+        less: Callable[..., Any]
+        less_equal: Callable[..., Any]
+        greater: Callable[..., Any]
+        greater_equal: Callable[..., Any]
+        logical_and: Callable[..., Any]
+        logical_or: Callable[..., Any]
+        logical_xor: Callable[..., Any]
+        bitwise_and: Callable[..., Any]
+        bitwise_or: Callable[..., Any]
+        bitwise_xor: Callable[..., Any]
+        bitwise_left_shift: Callable[..., Any]
+        bitwise_right_shift: Callable[..., Any]
+        sum: Callable[..., Any]
+        prod: Callable[..., Any]
+        max: Callable[..., Any]
+        min: Callable[..., Any]
+        any: Callable[..., Any]
+        all: Callable[..., Any]
 
     # ------------------------------------------------------------- identity, capability
     def unavailable_reason(self) -> str | None:

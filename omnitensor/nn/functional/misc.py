@@ -1,6 +1,7 @@
 """``pad``, ``one_hot``, ``dropout`` (and 1d/2d), ``embedding``."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 import numpy as np
@@ -40,7 +41,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
             continue
         n = out.shape[dim]
         key = ("pad", mode, n, before, after)
-        idx = INDEX_CACHE.get(key, out.device, lambda: _pad_index(mode, n, before, after))
+        idx = INDEX_CACHE.get(key, out.device,
+                              functools.partial(_pad_index, mode, n, before, after))
         out = out.index_select(dim, idx)
     return out
 

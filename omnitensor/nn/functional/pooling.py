@@ -11,6 +11,7 @@ uneven) bin, padded by repeating an in-bin element, and take a maximum over it.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -73,6 +74,7 @@ def max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any,  # noqa
         y = y.squeeze(0)
     if not return_indices:
         return y
+    assert route is not None  # built above when return_indices
     with no_grad_ctx():
         slot = (route.to(_dt.int64) * arange(math.prod(k), device=x.device)
                 .reshape((1, 1, -1) + (1,) * nd)).sum(2)
@@ -105,6 +107,7 @@ def _flat_indices(slot: Tensor, size: Ints, k: Ints, s: Ints, p: Ints, d: Ints,
         coord = pos * s[i] - p[i] + ki * d[i]
         term = coord * math.prod(size[i + 1:])
         flat = term if flat is None else flat + term
+    assert flat is not None  # nd >= 1
     return flat
 
 
@@ -222,6 +225,11 @@ def _bins(n_in: int, n_out: int) -> list[tuple[int, int]]:
     return [((i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)) for i in range(n_out)]
 
 
+def _bin_matrix_as(np_dtype: Any, n_in: int, n_out: int) -> np.ndarray:
+    """:func:`_bin_matrix` in ``np_dtype`` (the input's dtype)."""
+    return _bin_matrix(n_in, n_out).astype(np_dtype)
+
+
 def _bin_matrix(n_in: int, n_out: int) -> np.ndarray:
     """(n_out, n_in) averaging matrix of adaptive pooling's bins."""
     m = np.zeros((n_out, n_in), dtype=np.float64)
@@ -245,7 +253,7 @@ def adaptive_avg_pool(input: Tensor, output_size: Any, nd: int, op: str) -> Tens
     y = input
     for i, (n, o) in enumerate(zip(size, out)):
         m = INDEX_CACHE.get(("adapt", n, o, dt.name), dev,
-                            lambda n=n, o=o: _bin_matrix(n, o).astype(dt.np))
+                            functools.partial(_bin_matrix_as, dt.np, n, o))
         axis = input.ndim - nd + i
         y = (y.movedim(axis, -1) @ m.mT).movedim(-1, axis)
     return y

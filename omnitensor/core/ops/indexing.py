@@ -333,10 +333,11 @@ def _write(x: Tensor, key: _Key, value: Any, accumulate: bool = False) -> None:
         be.assign(view._data, v)
         return
     fast = be.hook("index_add_advanced" if accumulate else "index_put_advanced")
-    if fast is not None:
+    index = be.hook("index_advanced")  # the fast path reads the indexed shape with it
+    if fast is not None and index is not None:
         entries = tuple(e._data if isinstance(e, Tensor) else e for e in key.entries)
         try:
-            shape = be.index_advanced(x._data, entries).shape
+            shape = index(x._data, entries).shape
             fast(x._data, entries, _value_data(x, value, shape))
             return
         except NotImplementedError:

@@ -91,50 +91,54 @@ class Shipped:
     dtype: str
 
 
-def pack(data: Any) -> Any:
-    """``data`` with every cpu tensor replaced by a :class:`Shipped` array (omnitensor
-    tensors do not pickle: see ``Tensor.__reduce__``)."""
-    from ..core.tensor import Tensor
-    if isinstance(data, Tensor):
-        if data.device.type != "cpu":
-            raise RuntimeError(f"a DataLoader worker produced a tensor on {data.device}; "
-                               f"workers must return cpu tensors or NumPy arrays (device "
-                               f"contexts are not usable in worker processes). Move batches "
-                               f"to the device in the training loop with .to(device)")
-        return Shipped(np.ascontiguousarray(data.detach().numpy()), data.dtype.name)
+def map_batch(fn: Callable[[Any], Any], data: Any) -> Any:
+    """``data`` with ``fn`` applied to each leaf, through the containers a batch is made of
+    (torch's collate structure): mappings (their type kept where it takes a dict),
+    namedtuples, lists and tuples."""
     if isinstance(data, cabc.Mapping):
-        items = {k: pack(v) for k, v in data.items()}
+        items = {k: map_batch(fn, v) for k, v in data.items()}
         kind: Any = type(data)  # a Mapping subclass: most take the items as a dict
         try:
             return kind(items)
         except TypeError:
             return items
     if isinstance(data, tuple) and hasattr(data, "_fields"):
-        return type(data)(*(pack(d) for d in data))
+        return type(data)(*(map_batch(fn, d) for d in data))
     if isinstance(data, (list, tuple)):
-        return type(data)(pack(d) for d in data)
-    return data
+        return type(data)(map_batch(fn, d) for d in data)
+    return fn(data)
+
+
+def _ship(data: Any) -> Any:
+    from ..core.tensor import Tensor
+    if not isinstance(data, Tensor):
+        return data
+    if data.device.type != "cpu":
+        raise RuntimeError(f"a DataLoader worker produced a tensor on {data.device}; "
+                           f"workers must return cpu tensors or NumPy arrays (device "
+                           f"contexts are not usable in worker processes). Move batches "
+                           f"to the device in the training loop with .to(device)")
+    return Shipped(np.ascontiguousarray(data.detach().numpy()), data.dtype.name)
+
+
+def _receive(data: Any) -> Any:
+    if not isinstance(data, Shipped):
+        return data
+    from .. import from_numpy
+    t = from_numpy(data.array)
+    return t if t.dtype.name == data.dtype else t.to(data.dtype)
+
+
+def pack(data: Any) -> Any:
+    """``data`` with every cpu tensor replaced by a :class:`Shipped` array (omnitensor
+    tensors do not pickle: see ``Tensor.__reduce__``)."""
+    return map_batch(_ship, data)
 
 
 def unpack(data: Any) -> Any:
     """Inverse of :func:`pack` in the main process: cpu tensors over the received
     arrays (no further copy)."""
-    if isinstance(data, Shipped):
-        from .. import from_numpy
-        t = from_numpy(data.array)
-        return t if t.dtype.name == data.dtype else t.to(data.dtype)
-    if isinstance(data, cabc.Mapping):
-        items = {k: unpack(v) for k, v in data.items()}
-        kind: Any = type(data)  # a Mapping subclass: most take the items as a dict
-        try:
-            return kind(items)
-        except TypeError:
-            return items
-    if isinstance(data, tuple) and hasattr(data, "_fields"):
-        return type(data)(*(unpack(d) for d in data))
-    if isinstance(data, (list, tuple)):
-        return type(data)(unpack(d) for d in data)
-    return data
+    return map_batch(_receive, data)
 
 
 def check_dataset(dataset: Any) -> None:

@@ -24,7 +24,7 @@ from ..core.ops.creation import tensor as _tensor
 from ..core.ops.random import Generator, default_generator, randint
 from ..core.ops.join import stack
 from ..core.tensor import Tensor
-from ._worker import check_dataset, get_worker_info
+from ._worker import check_dataset, get_worker_info, map_batch
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
@@ -284,13 +284,10 @@ class DataLoader:
 def _pin(batch: Any) -> Any:
     """``pin_memory=True``: host tensors of a batch made C-contiguous (see the module
     docstring: no page-locked memory on these backends)."""
-    if isinstance(batch, Tensor):
-        return batch if batch.device.type != "cpu" or batch.is_contiguous() else \
-            batch.contiguous()
-    if isinstance(batch, cabc.Mapping):
-        return {k: _pin(v) for k, v in batch.items()}
-    if isinstance(batch, tuple) and hasattr(batch, "_fields"):
-        return type(batch)(*(_pin(b) for b in batch))
-    if isinstance(batch, (list, tuple)):
-        return type(batch)(_pin(b) for b in batch)
-    return batch
+    return map_batch(_pin_one, batch)
+
+
+def _pin_one(x: Any) -> Any:
+    if isinstance(x, Tensor) and x.device.type == "cpu" and not x.is_contiguous():
+        return x.contiguous()
+    return x

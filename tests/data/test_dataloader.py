@@ -1,5 +1,5 @@
 """Datasets, samplers, collation and the DataLoader (also as omnitensor.utils.data)."""
-from collections import namedtuple
+from collections import OrderedDict, namedtuple
 
 import numpy as np
 import pytest
@@ -176,3 +176,23 @@ def test_num_workers_and_torch_alias():
     assert D2 is DataLoader and T2 is TensorDataset
     import omnitensor.utils.data as ud
     assert ud.DistributedSampler is ot.data.DistributedSampler
+
+
+Pair = namedtuple("Pair", "a b")  # module level: workers pickle it
+
+
+def test_pin_memory_keeps_the_batch_structure():
+    """pin_memory=True walks the batch as collate builds it (torch keeps Mapping and
+    namedtuple types) and makes host tensors contiguous, values unchanged."""
+    def collate(items):
+        x = ot.tensor([[float(i), float(i) + 0.5] for i in items]).T  # not contiguous
+        return OrderedDict(x=x, rest=[Pair(x, "tag")])
+    for nw in (0, 2):
+        (batch,) = list(DataLoader(list(range(3)), batch_size=3, collate_fn=collate,
+                                   pin_memory=True, num_workers=nw))
+        assert type(batch) is OrderedDict and list(batch) == ["x", "rest"]
+        pair = batch["rest"][0]
+        assert type(pair) is Pair and pair.b == "tag"
+        for t in (batch["x"], pair.a):
+            assert t.is_contiguous()
+            assert t.tolist() == [[0.0, 1.0, 2.0], [0.5, 1.5, 2.5]]

@@ -18,7 +18,8 @@ import queue
 import weakref
 from typing import Any
 
-from ._worker import ExceptionWrapper, IterableEnd, WorkerSpec, unpack, worker_loop
+from ._worker import (ExceptionWrapper, IterableEnd, WorkerSpec, deserialize, unpack,
+                      worker_loop)
 
 __all__ = ["MultiProcessIter"]
 
@@ -183,14 +184,14 @@ class MultiProcessIter:
     def _get(self) -> tuple:
         if self._timeout > 0:
             try:
-                return self._result_queue.get(timeout=self._timeout)
+                return deserialize(self._result_queue.get(timeout=self._timeout))
             except queue.Empty:
                 self._shutdown()
                 raise RuntimeError(f"DataLoader timed out after {self._timeout} "
                                    f"seconds") from None
         while True:
             try:
-                return self._result_queue.get(timeout=STATUS_INTERVAL)
+                return deserialize(self._result_queue.get(timeout=STATUS_INTERVAL))
             except queue.Empty:
                 dead = [w for w in self._workers if not w.is_alive()]
                 if dead:

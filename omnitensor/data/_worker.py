@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections.abc as cabc
 import os
+import pickle
 import queue
 import random
 import sys
@@ -74,6 +75,27 @@ class ExceptionWrapper:
         except Exception:  # noqa: BLE001 - exception types whose __init__ wants more
             raise RuntimeError(msg) from None
         raise exc
+
+
+def _serialize(epoch: int, idx: int, data: Any, worker_id: int) -> bytes:
+    """The result as bytes, pickled here, in the worker: a queue pickles in a feeder thread,
+    where a batch that cannot be pickled (a local class from ``collate_fn``) only prints
+    and the main process would wait forever; here it becomes the worker's error."""
+    try:
+        return pickle.dumps((epoch, idx, data), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as e:  # noqa: BLE001 - re-raised in the main process
+        err = ExceptionWrapper(e, f"in DataLoader worker process {worker_id} (the batch "
+                                  f"could not be pickled to send it to the main process)")
+        try:
+            return pickle.dumps((epoch, idx, err), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 - an exception type that cannot be pickled itself
+            err.exc_type = RuntimeError
+            return pickle.dumps((epoch, idx, err), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def deserialize(blob: bytes) -> tuple:
+    """``(epoch, idx, data)`` from :func:`_serialize`'s bytes."""
+    return pickle.loads(blob)
 
 
 @dataclass(frozen=True)
@@ -250,7 +272,7 @@ def worker_loop(spec: WorkerSpec, worker_id: int, base_seed: int, index_queue: A
                     continue
                 epoch, idx, index = task
                 if init_error is not None:
-                    result_queue.put((epoch, idx, init_error))
+                    result_queue.put(_serialize(epoch, idx, init_error, worker_id))
                     init_error = None
                     continue
                 data: Any  # a sample, its end marker, or the wrapped exception
@@ -270,7 +292,7 @@ def worker_loop(spec: WorkerSpec, worker_id: int, base_seed: int, index_queue: A
                     data = pack(data)
                 except Exception as e:  # noqa: BLE001 - re-raised in the main process
                     data = ExceptionWrapper(e, f"in DataLoader worker process {worker_id}")
-                result_queue.put((epoch, idx, data))
+                result_queue.put(_serialize(epoch, idx, data, worker_id))
                 del data
     except KeyboardInterrupt:
         pass  # the main process handles Ctrl-C and shuts the workers down

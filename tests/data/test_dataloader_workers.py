@@ -425,3 +425,27 @@ def test_workers_stay_on_the_host_under_a_device_default(device):
     for (a, _), (b, _) in zip(main, workers):
         assert b.device.type == "cpu"
         np.testing.assert_array_equal(b.to(device).cpu().numpy(), a.cpu().numpy())
+
+
+_UNPICKLABLE = r'''
+import omnitensor as ot
+from omnitensor.utils.data import DataLoader
+
+def main():
+    class Local:  # a local class cannot be pickled
+        pass
+    loader = DataLoader(range(3), batch_size=3, collate_fn=lambda b: Local(), num_workers=2)
+    try:
+        next(iter(loader))
+    except Exception as e:
+        print("RAISED", type(e).__name__, "could not be pickled" in str(e))
+main()
+'''
+
+
+def test_a_batch_that_cannot_be_pickled_raises_instead_of_hanging():
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-c", _UNPICKLABLE], capture_output=True, text=True,
+                       timeout=120)
+    assert "RAISED" in p.stdout and "True" in p.stdout, p.stdout + p.stderr[-2000:]

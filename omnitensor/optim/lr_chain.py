@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Any, Sequence
 
-from .lr_scheduler import LRScheduler, _lrs
+from .lr_base import LRScheduler, _lrs
 from .optimizer import Optimizer
 
 __all__ = ["ReduceLROnPlateau", "SequentialLR", "ChainedScheduler"]

@@ -10,7 +10,7 @@ import math
 import types
 from typing import Any, Callable, Sequence
 
-from .lr_scheduler import LRScheduler, _lr_lambdas, _lrs, _per_group
+from .lr_base import LRScheduler, _lr_lambdas, _lrs, _per_group
 from .optimizer import Optimizer
 
 __all__ = ["MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR",

@@ -630,7 +630,9 @@ def _maxpool(ctx: Ctx, x: Tensor) -> Any:
 @op("AveragePool")
 def _avgpool(ctx: Ctx, x: Tensor) -> Tensor:
     kernel = list(ctx.attr("kernel_shape"))
-    strides, _dil, begin, end = _spatial(ctx, x, kernel)
+    strides, dil, begin, end = _spatial(ctx, x, kernel)
+    if any(d != 1 for d in dil):
+        raise OnnxOpError(f"AveragePool with dilations {dil} is not supported")
     include = bool(ctx.attr("count_include_pad", 0))
     if begin != end and not include:
         raise OnnxOpError("AveragePool with asymmetric pads and count_include_pad=0")

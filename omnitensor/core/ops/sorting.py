@@ -241,20 +241,39 @@ def _even_backward(node: Any, g: Tensor) -> tuple:
 
 def quantile(x: Tensor, q: Any, dim: int | None = None, keepdim: bool = False,
              interpolation: str = "linear") -> Tensor:
-    """Linear-interpolation quantiles (torch's default)."""
+    """torch's quantile: ``interpolation`` between the two order statistics around
+    ``q * (n - 1)``: 'linear' (default), 'lower', 'higher', 'nearest' (half to even, as
+    torch rounds) or 'midpoint'."""
+    modes = ("linear", "lower", "higher", "nearest", "midpoint")
+    if interpolation not in modes:
+        raise ValueError(f"quantile: interpolation must be one of {', '.join(modes)}, got "
+                         f"{interpolation!r}")
     if dim is None:
         x, dim = x.reshape(-1), 0
     a = normalize_axis(dim, x.ndim)
     v = sort_torch(x, a).values
     n = x.shape[a]
     qs = [q] if isinstance(q, (int, float)) else (q.tolist() if isinstance(q, Tensor) else q)
+    if any(not 0 <= float(qq) <= 1 for qq in qs):
+        raise ValueError(f"quantile: q values must be in [0, 1], got {qs}")
+    if n == 0:
+        raise ShapeError("quantile() of an empty axis has no value (torch raises too)")
     outs = []
     for qq in qs:
         pos = qq * (n - 1)
         lo = int(pos)
         hi = min(lo + 1, n - 1)
         frac = pos - lo
-        r = v.narrow(a, lo, 1) * (1 - frac) + v.narrow(a, hi, 1) * frac
+        if interpolation == "lower":
+            frac = 0.0
+        elif interpolation == "higher":
+            frac = 0.0 if frac == 0 else 1.0
+        elif interpolation == "nearest":
+            frac = float(round(pos) - lo)  # Python rounds half to even, as torch does
+        elif interpolation == "midpoint":
+            frac = 0.0 if frac == 0 else 0.5
+        r = v.narrow(a, lo, 1) * (1 - frac) + v.narrow(a, hi, 1) * frac if frac else \
+            v.narrow(a, lo, 1) * 1
         outs.append(r if keepdim else r.squeeze(a))
     if isinstance(q, (int, float)):
         return outs[0]

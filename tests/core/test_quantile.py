@@ -16,10 +16,10 @@ def test_modes_match_numpy_and_torch(device, mode):
     for q in (0.0, 0.125, 0.25, 0.5, 0.8, 1.0):
         got = ot.quantile(x, q, dim=1, interpolation=mode).cpu().numpy()
         if mode != "nearest":  # NumPy's nearest breaks ties differently from torch
-            np.testing.assert_allclose(got, np.quantile(a, q, axis=1, method=mode), rtol=1e-6)
+            np.testing.assert_allclose(got, np.quantile(a, q, axis=1, method=mode), rtol=2e-5, atol=1e-6)
         torch = pytest.importorskip("torch")
         want = torch.quantile(torch.tensor(a), q, dim=1, interpolation=mode).numpy()
-        np.testing.assert_allclose(got, want, rtol=1e-6)
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
 
 
 def test_bad_arguments(device):

@@ -42,7 +42,9 @@ def test_scores_and_moments_match_torch(name, device):
     _close(d.variance, td.variance)
     _close(d.stddev, td.stddev)
     assert d.batch_shape == tuple(td.batch_shape) and d.event_shape == tuple(td.event_shape)
-    assert d.has_rsample == td.has_rsample or name in ("Gamma", "Beta")
+    # Gamma and Beta lack implicit reparameterization here (a known gap): say so exactly,
+    # so this fails the day rsample is added and the exception is no longer needed
+    assert d.has_rsample == (False if name in ("Gamma", "Beta") else td.has_rsample)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

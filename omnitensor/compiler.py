@@ -32,7 +32,9 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None 
             backend: Any = "inductor", mode: str | None = None, options: dict | None = None,
             disable: bool = False) -> Any:
     """torch.compile's signature; returns ``model`` unchanged (eager). Usable as
-    ``compile(fn)``, ``@compile`` and ``@compile(fullgraph=True)``."""
+    ``compile(fn)``, ``@compile`` and ``@compile(fullgraph=True)``. ``backend`` is
+    validated but never called (a callable backend would receive a captured graph, and
+    nothing is captured yet); ``fullgraph``, ``dynamic`` and ``options`` change nothing."""
     if mode not in _MODES:
         raise ValueError(f"compile: unknown mode {mode!r}; torch's modes are "
                          f"{', '.join(repr(m) for m in _MODES[1:])}")

@@ -27,7 +27,10 @@ def _check(lr: float, eps: float, betas: tuple[float, float], wd: float) -> None
 class Adam(Optimizer):
     """Adaptive moments: ``m = b1 m + (1 - b1) g``, ``v = b2 v + (1 - b2) g^2``,
     ``p -= lr * m_hat / (sqrt(v_hat) + eps)``; ``weight_decay`` adds ``wd * p`` to ``g``
-    (L2; see :class:`AdamW` for decoupled decay)."""
+    (L2; see :class:`AdamW` for decoupled decay). ``capturable``, ``differentiable`` and
+    ``fused`` are accepted and kept in the param groups (torch's state-dict layout) but
+    change nothing: there is no fused kernel, graph capture or autograd through the
+    update."""
 
     _decoupled = False
 

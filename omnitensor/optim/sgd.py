@@ -13,7 +13,9 @@ class SGD(Optimizer):
     """``v = momentum * v + (1 - dampening) * g``; ``p -= lr * (g + momentum * v if
     nesterov else v)``, with ``g`` including ``weight_decay * p`` (torch's formulas).
     The update is one formula run on the trusted ops, or on the checked Tensor ops with
-    ``foreach=False`` (see ``optimizer.update_ops``)."""
+    ``foreach=False`` (see ``optimizer.update_ops``). ``differentiable`` and ``fused`` are
+    accepted and kept in the param groups (torch's state-dict layout) but change nothing:
+    there is no fused kernel and no autograd through the update."""
 
     def __init__(self, params: Iterable[Any], lr: float = required,  # type: ignore[assignment]
                  momentum: float = 0.0, dampening: float = 0.0, weight_decay: float = 0.0,

@@ -41,7 +41,9 @@ class DataParallel(Module):
 def data_parallel(module: Module, inputs: Any, device_ids: Sequence[Any] | None = None,
                   output_device: Any = None, dim: int = 0,
                   module_kwargs: dict | None = None) -> Any:
-    """``module(*inputs, **module_kwargs)`` (torch's functional DataParallel, one device)."""
+    """``module(*inputs, **module_kwargs)`` (torch's functional DataParallel, one device):
+    with a single device there is no scatter and no gather, so ``output_device`` and
+    ``dim`` have nothing to do and are ignored."""
     _check_devices(device_ids, "data_parallel")
     if not isinstance(inputs, tuple):
         inputs = (inputs,)

@@ -67,7 +67,9 @@ class SummaryWriter:
     def add_scalar(self, tag: str, scalar_value: Any, global_step: Any = None,
                    walltime: float | None = None, new_style: bool = False,
                    double_precision: bool = False) -> None:
-        """One scalar (a number, or a one-element tensor on any device)."""
+        """One scalar (a number, or a one-element tensor on any device), stored as
+        TensorBoard's ``simple_value`` (float32): ``new_style`` and ``double_precision``
+        (torch's tensor-proto encodings) are accepted and ignored."""
         self._emit(self._writer, summaries.scalar(tag, scalar_value, double_precision),
                    global_step, walltime)
 

@@ -202,6 +202,9 @@ class NamespaceBackend(Backend):
         else:
             x[tuple(indices)] = values
 
+    def take_along_axis(self, x, index, axis):
+        return self.xp.take_along_axis(x, index, axis=axis)
+
     def index_advanced(self, x, key):
         """Fast path: NumPy-style mixed basic/advanced indexing native to the library
         (``key`` holds ints, normalised slices, None and int64 arrays)."""

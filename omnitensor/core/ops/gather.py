@@ -53,7 +53,16 @@ def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = x[index[i][j]][j]`` for dim 0 (torch's gather)."""
     d, index = _check_gather("gather", x, dim, index)
     be = x._device.backend
-    data = be.gather_nd(x._data, _dim_indices(x.shape, d, index))
+    native = be.hook("take_along_axis")
+    if native is not None and x.ndim:
+        src = x._data
+        if any(n != m for k, (n, m) in enumerate(zip(index.shape, x.shape)) if k != d):
+            # torch lets index be smaller than x off the gather axis: those rows only
+            src = be.index(src, tuple(slice(0, n if k != d else m, 1)
+                                      for k, (n, m) in enumerate(zip(index.shape, x.shape))))
+        data = native(src, index._data, d)
+    else:
+        data = be.gather_nd(x._data, _dim_indices(x.shape, d, index))
     out = _make(data, x._device, x._dtype)
     if needs_grad(x):
         record("GatherBackward0", _gather_backward, out, (x,), (index,), dim=d, shape=x.shape)

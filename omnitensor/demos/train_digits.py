@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
                          "$OMNITENSOR_DEVICE, else every available device)")
     ap.add_argument("--models", default="mlp,cnn", help="comma-separated: mlp, cnn")
     ap.add_argument("--epochs-mlp", type=int, default=12)
-    ap.add_argument("--epochs-cnn", type=int, default=8)
+    ap.add_argument("--epochs-cnn", type=int, default=10)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-progress", action="store_true", help="no progress bars")

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ..autograd.function import Function
+from ..core.capture_hooks import composite
 from ..core.ops.creation import zeros
 from ..core.ops.join import cat, stack
 from ..core.tensor import Tensor
@@ -150,6 +151,7 @@ def _direction(cell: Callable[..., State], gi: Tensor, batch_sizes: list, state0
     return (outs[0] if len(outs) == 1 else cat(outs, 0)), state
 
 
+@composite("rnn")
 def rnn_forward(mode: str, x: Tensor, batch_sizes: Sequence[int], hx: State,
                 weights: Sequence[tuple], num_layers: int, dropout: float, training: bool,
                 bidirectional: bool) -> tuple[Tensor, State]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ...core.capture_hooks import composite
 from ...core.ops.softmax import softmax_data, softmax_node
 from ...core.graph import is_grad_enabled
 from ...core.tensor import Tensor
@@ -85,6 +86,7 @@ _SQRT_HALF = 1.0 / math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
+@composite("gelu")
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
     """``x * Phi(x)`` (exact, with erf) or the tanh approximation (``approximate='tanh'``)."""
     if approximate == "none":
@@ -165,12 +167,14 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
 _softmax_data = softmax_data
 
 
+@composite("softmax")
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
             dtype: Any = None) -> Tensor:
     """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (numerically stable)."""
     return softmax_node(input, dim, dtype, False)
 
 
+@composite("log_softmax")
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
                 dtype: Any = None) -> Tensor:
     """``x - logsumexp(x)`` along ``dim`` (numerically stable)."""

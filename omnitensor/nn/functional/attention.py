@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.capture_hooks import composite
 from ...core.ops.creation import zeros
 from ...core.ops.join import cat
 from ...core.tensor import Tensor
@@ -23,6 +24,7 @@ def _causal(l_: int, s: int, device: Any) -> Tensor:
                            lambda: np.tril(np.ones((l_, s), dtype=bool)))
 
 
+@composite("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
@@ -60,6 +62,7 @@ def _float_mask(mask: Tensor, dtype: Any) -> Tensor:
     return mask.to(dtype)
 
 
+@composite("multi_head_attention_forward")
 def multi_head_attention_forward(
         query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
         in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ...core.capture_hooks import composite
 from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.tensor import Tensor
 from ...core.trusted import ops_for
@@ -120,6 +121,7 @@ def _conv_backward(node: Any, g: Tensor) -> tuple:
     return gx, gw, gb
 
 
+@composite("conv1d")
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
            stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """1-D convolution of ``(N, C, L)`` (or ``(C, L)``) with ``weight`` ``(O, C // groups,
@@ -127,6 +129,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     return convolution(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
+@composite("conv2d")
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
            stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """2-D convolution of ``(N, C, H, W)`` (or ``(C, H, W)``) with ``weight``
@@ -134,6 +137,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     return convolution(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+@composite("conv3d")
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
            stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """3-D convolution of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``) with ``weight``
@@ -165,6 +169,7 @@ def conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None,  # noqa: 
     return y.squeeze(0) if unbatched else y
 
 
+@composite("conv_transpose1d")
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
                      stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
                      groups: int = 1, dilation: Any = 1) -> Tensor:
@@ -173,6 +178,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                           dilation, 1, "conv_transpose1d")
 
 
+@composite("conv_transpose2d")
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
                      stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
                      groups: int = 1, dilation: Any = 1) -> Tensor:
@@ -181,6 +187,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                           dilation, 2, "conv_transpose2d")
 
 
+@composite("conv_transpose3d")
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
                      stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
                      groups: int = 1, dilation: Any = 1) -> Tensor:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...core.capture_hooks import composite
 from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.tensor import Tensor
 from ...core.trusted import ops_for
@@ -20,6 +21,7 @@ from ._utils import differentiable_backward
 __all__ = ["linear", "bilinear"]
 
 
+@composite("linear")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
     """``input @ weight.T + bias``; ``input`` is ``(..., in_features)``, ``weight``
     ``(out_features, in_features)``, ``bias`` ``(out_features,)``."""

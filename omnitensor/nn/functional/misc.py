@@ -7,6 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...core import dtypes as _dt
+from ...core.capture_hooks import composite
 from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.ops.creation import arange, zeros
 from ...core.ops.random import Generator, rand
@@ -94,6 +95,7 @@ def _dropout_with_mask_shape(input: Tensor, p: float, shape: tuple,  # noqa: A00
     return input.copy_(out) if inplace else out
 
 
+@composite("dropout")
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
             inplace: bool = False, *, generator: Generator | None = None) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``
@@ -123,6 +125,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
     return _dropout_with_mask_shape(input, p, tuple(input.shape[:-2]) + (1, 1), inplace, None)
 
 
+@composite("embedding")
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # noqa: A002
               max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ...core.capture_hooks import composite
 from ...core.graph import no_grad_ctx
 from ...core.tensor import Tensor
 
@@ -15,6 +16,7 @@ def _channel_shape(x: Tensor) -> tuple[int, ...]:
     return (1, x.shape[1]) + (1,) * (x.ndim - 2)
 
 
+@composite("batch_norm")
 def batch_norm(input: Tensor, running_mean: Tensor | None,  # noqa: A002
                running_var: Tensor | None, weight: Tensor | None = None,
                bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
@@ -58,6 +60,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None,  # noqa: A002
     return out
 
 
+@composite("layer_norm")
 def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int,  # noqa: A002
                weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
@@ -78,6 +81,7 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int,  # noqa: A0
     return out
 
 
+@composite("group_norm")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # noqa: A002
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalize groups of channels of ``(N, C, ...)`` (``C`` divisible by ``num_groups``),

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ...core import dtypes as _dt
+from ...core.capture_hooks import composite
 from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.ops.creation import arange, zeros
 from ...core.tensor import Tensor
@@ -111,6 +112,7 @@ def _flat_indices(slot: Tensor, size: Ints, k: Ints, s: Ints, p: Ints, d: Ints,
     return flat
 
 
+@composite("max_pool1d")
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
                padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
                return_indices: bool = False) -> Any:
@@ -119,6 +121,7 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
                     1, "max_pool1d")
 
 
+@composite("max_pool2d")
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
                padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
                return_indices: bool = False) -> Any:
@@ -127,6 +130,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
                     2, "max_pool2d")
 
 
+@composite("max_pool3d")
 def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
                padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
                return_indices: bool = False) -> Any:
@@ -174,6 +178,7 @@ def avg_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any,  # noqa
     return y.squeeze(0) if unbatched else y
 
 
+@composite("avg_pool1d")
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
                padding: Any = 0, ceil_mode: bool = False,
                count_include_pad: bool = True) -> Tensor:
@@ -182,6 +187,7 @@ def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
                     1, "avg_pool1d")
 
 
+@composite("avg_pool2d")
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
                padding: Any = 0, ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
@@ -190,6 +196,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
                     divisor_override, 2, "avg_pool2d")
 
 
+@composite("avg_pool3d")
 def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
                padding: Any = 0, ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
@@ -259,11 +266,13 @@ def adaptive_avg_pool(input: Tensor, output_size: Any, nd: int, op: str) -> Tens
     return y
 
 
+@composite("adaptive_avg_pool1d")
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
     """Adaptive average pooling of ``(N, C, L)`` to ``output_size``."""
     return adaptive_avg_pool(input, output_size, 1, "adaptive_avg_pool1d")
 
 
+@composite("adaptive_avg_pool2d")
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
     """Adaptive average pooling of ``(N, C, H, W)`` (an int, a pair, None keeps a dim)."""
     return adaptive_avg_pool(input, output_size, 2, "adaptive_avg_pool2d")

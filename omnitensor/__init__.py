@@ -21,7 +21,7 @@ from .core.device import (Device, device, devices, get_default_device, set_defau
 from .core.dtypes import (DType, as_dtype, can_cast, finfo, get_default_dtype, iinfo,
                           promote_types, result_type, set_default_dtype)
 from .core.dtypes import (bool_ as bool, complex64, complex128, float16, float32,  # noqa: A004
-                          float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+                          bfloat16, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 from .backends.cpu_threads import get_num_threads, set_num_threads
 from .core.graph import is_grad_enabled
 from .core.tensor import Tensor
@@ -114,8 +114,8 @@ cfloat = complex64
 cdouble = complex128
 dtype = DType  # torch.dtype: the type of omnitensor.float32 & co.
 # torch's older idioms and top-level switches (core/legacy.py, torch_idioms.py)
-from .core.legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,
-                          HalfTensor, IntTensor, LongTensor, ShortTensor, Size)
+from .core.legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,
+                          FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor, Size)
 from .core.printing import set_printoptions
 from .torch_idioms import (are_deterministic_algorithms_enabled, as_tensor, channels_last,
                            channels_last_3d, contiguous_format, get_float32_matmul_precision,

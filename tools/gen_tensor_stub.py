@@ -46,6 +46,7 @@ __all__ = ["Tensor"]
 
 FOOTER = '''
 
+def host_array(t: Tensor) -> np.ndarray: ...
 def _make(data: Any, device: Device, dtype: DType) -> Tensor: ...
 '''
 

@@ -57,7 +57,8 @@ class ArrayNamespaceInfo:
         dev = get_default_device() if device is None else as_device(device)
         out = {}
         for d in _dt.all_dtypes:
-            if d is _dt.float16 or not dev.supports_dtype(d):  # float16: not a standard dtype
+            # float16 and bfloat16 are not standard dtypes
+            if d is _dt.float16 or d is _dt.bfloat16 or not dev.supports_dtype(d):
                 continue
             if kind is None or isdtype(d, kind):
                 out[d.name] = d

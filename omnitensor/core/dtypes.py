@@ -10,18 +10,25 @@ open: bool < integers < floating < complex, and the higher kind's dtype wins
 (``int64 + float32 -> float32``). Python scalars are *weak*: they take the tensor's dtype
 when their kind is not higher (``float32 tensor + 2.5 -> float32``), else the default dtype
 of their kind (``int tensor + 2.5 -> get_default_dtype()``).
+
+``bfloat16`` (NumPy's through ml_dtypes) is a floating dtype outside the Array API lattice,
+placed as torch places it: with float16 it promotes to float32, with float32/float64 to
+those, with every integer and bool to bfloat16. It is a *storage* dtype: ops compute on it
+in float32 (its :attr:`DType.compute`) and round once to bfloat16 (round to nearest even),
+as torch does on CPU, so a backend only has to hold it and cast it.
 """
 from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from ..errors import DTypeError
 
 __all__ = [
     "DType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "complex64", "complex128", "all_dtypes", "as_dtype",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "all_dtypes", "as_dtype",
     "result_type", "promote_types", "can_cast", "finfo", "iinfo", "get_default_dtype",
     "set_default_dtype", "scalar_dtype",
 ]
@@ -33,13 +40,16 @@ _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 class DType:
     """An omnitensor data type. Interned: compare with ``is`` or ``==``."""
 
-    __slots__ = ("name", "np", "itemsize", "kind")
+    __slots__ = ("name", "np", "itemsize", "kind", "compute")
 
-    def __init__(self, name: str, np_dtype: Any) -> None:
+    def __init__(self, name: str, np_dtype: Any, kind: str = "") -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
-        self.kind = self.np.kind  # 'b', 'i', 'u', 'f', 'c'
+        # 'b', 'i', 'u', 'f', 'c' (ml_dtypes' bfloat16 says 'V' to NumPy: given here)
+        self.kind = kind or self.np.kind
+        #: the dtype ops compute in: itself, except for storage dtypes (bfloat16 -> float32)
+        self.compute: DType = self
 
     @property
     def dtype(self) -> np.dtype:
@@ -110,14 +120,16 @@ uint16 = DType("uint16", np.uint16)
 uint32 = DType("uint32", np.uint32)
 uint64 = DType("uint64", np.uint64)
 float16 = DType("float16", np.float16)
+bfloat16 = DType("bfloat16", ml_dtypes.bfloat16, kind="f")
 float32 = DType("float32", np.float32)
+bfloat16.compute = float32
 float64 = DType("float64", np.float64)
 complex64 = DType("complex64", np.complex64)
 complex128 = DType("complex128", np.complex128)
 
 all_dtypes: tuple[DType, ...] = (
     bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-    float16, float32, float64, complex64, complex128,
+    float16, bfloat16, float32, float64, complex64, complex128,
 )
 _COMPLEX_TO_REAL = {complex64: float32, complex128: float64}
 
@@ -175,6 +187,12 @@ def _build_table() -> dict[tuple[DType, DType], DType]:
         for i, a in enumerate(chain):
             for b in chain[i:]:
                 put(a, b, b)
+    # bfloat16 (torch): float16's neighbour, neither holding the other -> float32
+    put(bfloat16, bfloat16, bfloat16)
+    put(bfloat16, float16, float32)
+    put(bfloat16, float32, float32)
+    put(bfloat16, float64, float64)
+    floats = floats + [bfloat16]
     # mixed signed/unsigned: the smallest signed type holding both (none for uint64)
     for u in unsigned:
         for s in signed:
@@ -282,7 +300,8 @@ class finfo:
         d = as_dtype(getattr(dtype, "dtype", dtype))
         if d.kind not in "fc":
             raise DTypeError(f"finfo needs a floating-point dtype, got {d.name}")
-        info = np.finfo(d.np)
+        # NumPy's finfo refuses ml_dtypes' bfloat16; ml_dtypes' own gives the same fields
+        info = ml_dtypes.finfo(d.np) if d is bfloat16 else np.finfo(d.np)
         self.dtype = d.to_real()
         self.bits = int(info.bits)
         self.eps = float(info.eps)
@@ -290,7 +309,9 @@ class finfo:
         self.min = float(info.min)
         self.smallest_normal = float(info.smallest_normal)
         self.tiny = self.smallest_normal
-        self.resolution = float(info.resolution)
+        # 10 ** -(decimal digits): torch's bfloat16 says 0.01 where ml_dtypes rounds
+        # through its own type (0.010009765625)
+        self.resolution = 10.0 ** -int(info.precision)
 
     def __repr__(self) -> str:
         return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "
@@ -330,7 +351,8 @@ def get_default_dtype() -> DType:
 
 
 def set_default_dtype(dtype: Any) -> None:
-    """Set the default floating dtype (float16, float32 or float64), like torch."""
+    """Set the default floating dtype (float16, bfloat16, float32 or float64), like
+    torch."""
     d = as_dtype(dtype)
     if d.kind != "f":
         raise DTypeError(f"the default dtype must be a floating dtype, got {d.name}")

@@ -20,7 +20,7 @@ from typing import Any
 from . import dtypes as _dt
 from .tensor import Tensor
 
-__all__ = ["Size", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor",
+__all__ = ["Size", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
            "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "LEGACY_TYPES", "bind"]
 
 
@@ -47,7 +47,7 @@ class Size(tuple):
 # legacy name -> dtype (the device part of a name is 'torch.' for cpu, 'torch.cuda.'...)
 _LEGACY_DTYPES = {
     "FloatTensor": _dt.float32, "DoubleTensor": _dt.float64, "HalfTensor": _dt.float16,
-    "LongTensor": _dt.int64, "IntTensor": _dt.int32, "ShortTensor": _dt.int16,
+    "BFloat16Tensor": _dt.bfloat16, "LongTensor": _dt.int64, "IntTensor": _dt.int32, "ShortTensor": _dt.int16,
     "CharTensor": _dt.int8, "ByteTensor": _dt.uint8, "BoolTensor": _dt.bool_,
 }
 _NAME_OF_DTYPE = {d: n for n, d in _LEGACY_DTYPES.items()}
@@ -114,6 +114,7 @@ CUDA_LEGACY_TYPES = {name: _make_type(name, d, "cuda") for name, d in _LEGACY_DT
 FloatTensor = LEGACY_TYPES["FloatTensor"]
 DoubleTensor = LEGACY_TYPES["DoubleTensor"]
 HalfTensor = LEGACY_TYPES["HalfTensor"]
+BFloat16Tensor = LEGACY_TYPES["BFloat16Tensor"]
 LongTensor = LEGACY_TYPES["LongTensor"]
 IntTensor = LEGACY_TYPES["IntTensor"]
 ShortTensor = LEGACY_TYPES["ShortTensor"]

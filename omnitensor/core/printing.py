@@ -97,7 +97,10 @@ def _format_array(arr: np.ndarray) -> str:
 
 
 def tensor_repr(t: Any) -> str:
-    arr = t._device.backend.to_numpy(t._data)
+    from .tensor import host_array  # printing is imported by tensor.py
+    arr = host_array(t)
+    if t._dtype.compute is not t._dtype:  # bfloat16: formatted as its (exact) float32
+        arr = arr.astype(t._dtype.compute.np)
     extras = []
     if t._device.type != "cpu":
         extras.append(f"device='{t._device}'")

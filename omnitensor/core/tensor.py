@@ -214,10 +214,10 @@ class Tensor:
         if self.requires_grad and not force and is_grad_enabled():
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        return self._device.backend.to_numpy(self._data)
+        return host_array(self)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        arr = self._device.backend.to_numpy(self._data)
+        arr = host_array(self)
         if dtype is not None:
             arr = arr.astype(dtype, copy=False)
         return arr.copy() if copy else arr
@@ -227,10 +227,10 @@ class Tensor:
         if self.numel() != 1:
             raise ValueError(f"item(): a Tensor with {self.numel()} elements cannot be "
                              f"converted to a Python scalar")
-        return self._device.backend.to_numpy(self._data).reshape(()).item()
+        return host_array(self).reshape(()).item()
 
     def tolist(self) -> Any:
-        return self._device.backend.to_numpy(self._data).tolist()
+        return host_array(self).tolist()
 
     def __bool__(self) -> bool:
         if self.numel() != 1:
@@ -350,6 +350,17 @@ class Tensor:
     @property
     def H(self) -> "Tensor":
         return self.T.conj()
+
+
+def host_array(t: Tensor) -> np.ndarray:
+    """``t``'s values as a NumPy array of its dtype. A backend whose library has no
+    bfloat16 holds it widened to float32 (``Backend.bfloat16_storage``): that array is
+    narrowed here (exactly: the values are bfloat16 values)."""
+    arr = t._device.backend.to_numpy(t._data)
+    d = t._dtype
+    if d.compute is not d and arr.dtype != d.np:
+        arr = arr.astype(d.np)
+    return arr
 
 
 def _make(data: Any, device: Device, dtype: DType) -> Tensor:

@@ -47,7 +47,8 @@ def ops_for(*tensors: Tensor | None) -> Any:
         if t is None:
             continue
         if first is None:
-            if t._dtype.kind != "f":
+            # storage dtypes (bfloat16: computed in float32) take the checked path
+            if t._dtype.kind != "f" or t._dtype.compute is not t._dtype:
                 return Tensor
             first = t
         elif t._device is not first._device or t._dtype is not first._dtype:
@@ -60,7 +61,7 @@ def inplace_ops_for(target: Tensor, *tensors: Tensor | None) -> Any:
     skipped) when all share its device, floating dtype and shape (an optimizer step:
     nothing may broadcast into a parameter), else the ``Tensor`` class."""
     dev, d, shape = target._device, target._dtype, target._data.shape
-    if d.kind != "f":
+    if d.kind != "f" or d.compute is not d:
         return Tensor
     for t in tensors:
         if t is not None and (t._device is not dev or t._dtype is not d or

@@ -6,7 +6,7 @@ from typing import Any
 from .. import dtypes as _dt
 from ..device import Device, device as as_device
 from ..graph import needs_grad, record
-from ..tensor import Tensor, _make
+from ..tensor import Tensor, _make, host_array
 from .creation import check_dtype, resolve_device
 from .elementwise import _backend_failure
 
@@ -41,7 +41,7 @@ def _move(x: Tensor, dev: Device) -> Tensor:
     try:
         data = dst_be.transfer_from(x._data, src_be, dev.index)  # None: no direct path
         if data is None:
-            host = src_be.to_numpy(x._data)
+            host = host_array(x)
             if dev.type == "cpu":
                 host = host.copy() if x._device.type == "cpu" else host
             data = dst_be.from_numpy(host, dev.index)
@@ -119,7 +119,7 @@ def _caster(d: _dt.DType) -> Any:
 
 CAST_METHODS = {
     "float": _caster(_dt.float32), "double": _caster(_dt.float64),
-    "half": _caster(_dt.float16), "int": _caster(_dt.int32), "long": _caster(_dt.int64),
+    "half": _caster(_dt.float16), "bfloat16": _caster(_dt.bfloat16), "int": _caster(_dt.int32), "long": _caster(_dt.int64),
     "short": _caster(_dt.int16), "char": _caster(_dt.int8), "byte": _caster(_dt.uint8),
     "bool": _caster(_dt.bool_), "cfloat": _caster(_dt.complex64),
     "cdouble": _caster(_dt.complex128),

@@ -13,7 +13,7 @@ from .. import oom as _oom
 from ..device import (Device, check_dtype, device as as_device, get_default_device,  # noqa: F401
                       resolve_device)
 from ..shape_util import as_shape
-from ..tensor import Tensor, _make
+from ..tensor import Tensor, _make, host_array
 from .ternary import where
 
 _SCALARS = (bool, int, float, complex)
@@ -66,7 +66,7 @@ def _python_kind_dtype(arr: np.ndarray) -> _dt.DType:
 def _host_array(data: Any) -> tuple[np.ndarray, _dt.DType]:
     """(host array, natural dtype) of any array-like input."""
     if isinstance(data, Tensor):
-        return data._device.backend.to_numpy(data._data), data._dtype
+        return host_array(data), data._dtype
     if isinstance(data, np.ndarray):
         return data, _dt.as_dtype(data.dtype)
     if isinstance(data, np.generic):

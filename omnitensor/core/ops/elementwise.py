@@ -74,7 +74,7 @@ class UnaryOp:
     def resolve(self, d: _dt.DType) -> tuple[_dt.DType, _dt.DType]:
         r = self._cache.get(d)
         if r is None:
-            r = self._cache[d] = self.rule(self.name, d)
+            r = self._cache[d] = _computing(self.rule(self.name, d))
         return r
 
 
@@ -105,8 +105,18 @@ class BinaryOp:
         key = (a, b)
         r = self._cache.get(key)
         if r is None:
-            r = self._cache[key] = self.rule(self.name, a, b)
+            r = self._cache[key] = _computing(self.rule(self.name, a, b))
         return r
+
+
+def _computing(rule: tuple[_dt.DType, _dt.DType]) -> tuple[_dt.DType, _dt.DType]:
+    """A rule's (compute, result) pair with a storage dtype's compute dtype: bfloat16 ops
+    compute in float32; the dispatchers round a bfloat16 result once (``_BF16`` below)."""
+    cd, od = rule
+    return (cd.compute, od) if cd.compute is not cd else rule
+
+
+_BF16 = _dt.bfloat16  # results of this dtype were computed in float32: cast once
 
 
 # ------------------------------------------------------------------------- dispatch
@@ -125,6 +135,8 @@ def _unary(op: UnaryOp, x: Any) -> Tensor:
             data = getattr(be, op.prim)(data)
         else:
             data = op.forward(be, data, cd)
+        if od is _BF16:
+            data = be.astype(data, od.np)
     except Exception as e:  # noqa: BLE001 - translated into an omnitensor error
         raise _backend_failure(op.name, dev, e) from None
     out = _make(data, dev, od)
@@ -216,6 +228,8 @@ def _binary(op: BinaryOp, a: Any, b: Any) -> Tensor:
                         bd = be.broadcast_to(bd, shape)
             fwd = op.forward
             data = getattr(be, op.prim)(ad, bd) if fwd is None else fwd(be, ad, bd, cd)
+            if od is _BF16:
+                data = be.astype(data, od.np)
         except ShapeError as e:
             raise ShapeError(f"{op.name}: {e}") from None
         except Exception as e:  # noqa: BLE001
@@ -251,6 +265,8 @@ def _binary_general(op: BinaryOp, a: Any, b: Any) -> Tensor:
                     bd = be.broadcast_to(bd, shape)
         data = getattr(be, op.prim)(ad, bd) if op.forward is None else \
             op.forward(be, ad, bd, cd)
+        if od is _BF16:
+            data = be.astype(data, od.np)
     except ShapeError as e:
         raise ShapeError(f"{op.name}: {e}") from None
     except Exception as e:  # noqa: BLE001
@@ -334,7 +350,7 @@ def _binary_inplace(op: BinaryOp, x: Tensor, other: Any) -> Tensor:
             xin = _operand_data(x, da, cd, be)
             res = getattr(be, op.prim)(xin, od_data) if op.forward is None else \
                 op.forward(be, xin, od_data, cd)
-            be.assign(xd, be.astype(res, da.np) if od is not da else res)
+            be.assign(xd, be.astype(res, da.np) if od is not da or cd is not od else res)
     except Exception as e:  # noqa: BLE001
         raise _backend_failure(op.name + "_", dev, e) from None
     x._bump_version()

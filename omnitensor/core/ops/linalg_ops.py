@@ -34,8 +34,13 @@ def _promote_pair(op: str, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
 def _matmul_nd(a: Tensor, b: Tensor) -> Tensor:
     """(..., M, K) @ (..., K, N) with identical batch shapes."""
     be = a._device.backend
+    d = a._dtype
     try:
-        data = be.matmul(a._data, b._data)
+        if d.compute is d:
+            data = be.matmul(a._data, b._data)
+        else:  # bfloat16: accumulate in float32, round once (torch)
+            cd = d.compute.np
+            data = be.astype(be.matmul(be.astype(a._data, cd), be.astype(b._data, cd)), d.np)
     except Exception as e:  # noqa: BLE001
         raise _backend_failure("matmul", a._device, e) from None
     out = _make(data, a._device, a._dtype)

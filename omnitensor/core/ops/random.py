@@ -108,6 +108,8 @@ def _uniform01(shape: tuple, d: _dt.DType, dev: Any, gen: Generator | None) -> T
         return ((hi * 67108864 + lo).to(_dt.float64) * (1.0 / 9007199254740992.0))
     if d is _dt.float16:
         return (_bits(shape, dev, gen) >> 21).to(_dt.float32).to(_dt.float16) * (1.0 / 2048)
+    if d is _dt.bfloat16:  # 8 significant bits
+        return (_bits(shape, dev, gen) >> 24).to(_dt.float32).to(_dt.bfloat16) * (1.0 / 256)
     return (_bits(shape, dev, gen) >> 8).to(_dt.float32) * (1.0 / 16777216.0)
 
 
@@ -152,7 +154,7 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
     dev = resolve_device(device)
     _checked(dev, d)
     real = d.to_real()
-    work = real if real is not _dt.float16 else _dt.float32
+    work = real if real is not _dt.float16 and real.compute is real else _dt.float32
     host = resolve_device("cpu")
     u1 = _uniform01(shape, work, host, generator)._data.astype(np.float64)
     u2 = _uniform01(shape, work, host, generator)._data.astype(np.float64)

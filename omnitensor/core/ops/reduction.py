@@ -21,6 +21,7 @@ from .ternary import where
 from .creation import zeros
 from .gather import scatter
 from .join import cat, pad_constant, stack
+from .storage_dtypes import via_compute
 
 
 class MaxMin(NamedTuple):
@@ -53,13 +54,16 @@ def _expand_back(g: Tensor, shape: tuple, axes: tuple, keepdim: bool) -> Tensor:
 def _reduce(name: str, x: Tensor, axes: tuple, keep: bool, out_dtype: _dt.DType) -> Tensor:
     be = x._device.backend
     data = x._data
+    cd = out_dtype.compute  # bfloat16 accumulates in float32 and rounds once (torch)
     try:
-        if x._dtype is not out_dtype:
-            data = be.astype(data, out_dtype.np)
+        if x._dtype is not cd:
+            data = be.astype(data, cd.np)
         if not axes:
             data = be.copy(data) if data is x._data else data
         else:
             data = getattr(be, name)(data, axes, keep)
+        if cd is not out_dtype:
+            data = be.astype(data, out_dtype.np)
     except Exception as e:  # noqa: BLE001
         raise _backend_failure(name, x._device, e) from None
     return _make(data, x._device, out_dtype)
@@ -92,6 +96,7 @@ def _sum_backward(node: Any, g: Tensor) -> tuple:
     return (_expand_back(g, node.shape, node.axes, node.keep),)
 
 
+@via_compute
 def mean(x: Tensor, /, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
          keepdims: bool = False, dtype: Any = None) -> Tensor:
     """Arithmetic mean; integer inputs give the default float dtype."""
@@ -237,6 +242,8 @@ def _arg(name: str, x: Tensor, dim: Any, keep: bool, axis: Any) -> Tensor:
     data = x._data
     if x._dtype is _dt.bool_:
         data = be.astype(data, _dt.uint8.np)
+    elif x._dtype.compute is not x._dtype:  # bfloat16: compared as float32 (exact)
+        data = be.astype(data, x._dtype.compute.np)
     ax = None if a is None else normalize_axis(a, x.ndim)  # 0-d: dims -1 and 0 only
     if x.ndim == 0:
         ax = None
@@ -285,6 +292,7 @@ def all(x: Tensor, /, dim: Any = None, keepdim: bool = False, *, axis: Any = Non
 
 
 # -------------------------------------------------------------------- var / std
+@via_compute
 def var(x: Tensor, /, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
         axis: Any = None, correction: Any = None, keepdims: bool = False) -> Tensor:
     """Variance. Array API default: ``correction=0``; torch (a positional/``dim=`` axis or
@@ -305,6 +313,7 @@ def var(x: Tensor, /, dim: Any = None, unbiased: Any = None, keepdim: bool = Fal
     return sum(sq, axis=axes, keepdims=keep) / builtins.max(n - correction, 0)
 
 
+@via_compute
 def std(x: Tensor, /, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
         axis: Any = None, correction: Any = None, keepdims: bool = False) -> Tensor:
     """Standard deviation (same correction rule as :func:`var`)."""
@@ -312,12 +321,14 @@ def std(x: Tensor, /, dim: Any = None, unbiased: Any = None, keepdim: bool = Fal
                keepdims=keepdims).sqrt()
 
 
+@via_compute
 def var_mean(x: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
              correction: Any = None) -> tuple[Tensor, Tensor]:
     c = (1 if unbiased else 0) if correction is None else correction
     return var(x, dim, keepdim=keepdim, correction=c), mean(x, dim, keepdim)
 
 
+@via_compute
 def std_mean(x: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
              correction: Any = None) -> tuple[Tensor, Tensor]:
     c = (1 if unbiased else 0) if correction is None else correction
@@ -325,6 +336,7 @@ def std_mean(x: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = 
 
 
 # -------------------------------------------------------------------- logsumexp
+@via_compute
 def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim``, computed stably."""
     axes = _axes(x, dim, None)
@@ -345,9 +357,11 @@ def _cumulative(name: str, x: Tensor, dim: int, dtype: Any) -> Tensor:
     if x.ndim == 0:
         return x.to(d).clone()
     be = x._device.backend
-    data = x._data if x._dtype is d else be.astype(x._data, d.np)
+    cd = d.compute  # bfloat16 accumulates in float32, each output rounded once (torch)
+    data = x._data if x._dtype is cd else be.astype(x._data, cd.np)
     try:
-        out = _make(getattr(be, name)(data, a), x._device, d)
+        res = getattr(be, name)(data, a)
+        out = _make(res if cd is d else be.astype(res, d.np), x._device, d)
     except Exception as e:  # noqa: BLE001
         raise _backend_failure(name, x._device, e) from None
     if needs_grad(x) and d.kind in "fc":
@@ -440,6 +454,7 @@ def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
 
 
 # --------------------------------------------------------------------------- norms
+@via_compute
 def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
                 axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
     """The p-norm over axes (all when None): ord 2 (default), 1, inf, -inf, 0, any p."""

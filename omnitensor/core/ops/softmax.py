@@ -52,6 +52,8 @@ def softmax_node(x: Tensor, dim: int | None, dtype: Any, log: bool) -> Tensor:
         x = x.to(dtype)
     if x.dtype.kind not in "fc":
         x = x.to(get_default_dtype())
+    if x.dtype.compute is not x.dtype:  # bfloat16: computed in float32, rounded once
+        return softmax_node(x.to(x.dtype.compute), dim, None, log).to(x.dtype)
     name = "log_softmax" if log else "softmax"
     d = softmax_dim(x.ndim, dim, name)
     with no_grad_ctx():

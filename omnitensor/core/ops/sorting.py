@@ -43,6 +43,8 @@ def argsort(x: Tensor, /, dim: int = -1, descending: bool = False, stable: bool 
         return zeros((), dtype=_dt.int64, device=x.device)
     be = x._device.backend
     data = x._data if x._dtype is not _dt.bool_ else be.astype(x._data, _dt.uint8.np)
+    if x._dtype.compute is not x._dtype:  # bfloat16: ordered as float32 (exact)
+        data = be.astype(data, x._dtype.compute.np)
     try:
         out = be.argsort(data, a, bool(descending), bool(stable))
     except Exception as e:  # noqa: BLE001
@@ -297,7 +299,7 @@ def searchsorted(x1: Tensor, x2: Any, /, *, side: str = "left", sorter: Tensor |
     if x1.ndim > 1 and x1.shape[:-1] != x2.shape[:-1]:
         raise ShapeError(f"searchsorted: leading dims of the sorted sequence {x1.shape[:-1]} "
                          f"and the values {x2.shape[:-1]} must match")
-    d = _dt.promote_types(x1._dtype, x2._dtype)
+    d = _dt.promote_types(x1._dtype, x2._dtype).compute  # bfloat16: as float32 (exact)
     a = x1 if x1._dtype is d else x1.to(d)
     b = x2 if x2._dtype is d else x2.to(d)
     be = x1._device.backend

@@ -84,7 +84,7 @@ FFT = ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft
 #: contract of each is the docstring of its declaration below.
 OPTIONAL_HOOKS = frozenset(
     ("sigmoid", "rsqrt", "einsum", "index_advanced", "index_put_advanced",
-     "index_add_advanced", "take_along_axis")
+     "index_add_advanced", "take_along_axis", "device_timer")
     + tuple("linalg_" + n for n in LINALG) + tuple("fft_" + n for n in FFT))
 
 
@@ -553,6 +553,17 @@ class Backend:
     #: every other axis; a new array. dpnp's advanced indexing, the generic path, grows
     #: host memory ~0.7 KB per call (seen on 0.20), its take_along_axis does not.
     take_along_axis: Callable[..., Any] | None = None
+    #: ``device_timer(index) -> timer``: device-side timing for ``omnitensor.profiler``,
+    #: taken from the device's own clock (OpenCL profiling events, SYCL event profiling,
+    #: CUDA events), created when a profiler starts recording on device ``index``. The
+    #: timer has ``begin() -> token`` (called before a primitive is enqueued),
+    #: ``end(token) -> handle`` (after it), ``close()`` (waits for the device and undoes
+    #: whatever profiling needed, e.g. a profiling queue; called once, when recording
+    #: stops) and, after ``close``, ``spans(handle) -> [(kernel_name or None, start_ns,
+    #: end_ns), ...]``: what the device ran between ``begin`` and ``end``, on the host's
+    #: ``time.perf_counter_ns`` clock. None: the device has no clock of its own to read
+    #: (NumPy on the host), so ops there have host times only.
+    device_timer: Callable[..., Any] | None = None
 
 
 # ``linalg_<name>(*arrays, **kw)`` / ``fft_<name>(x, **kw)``: NumPy's ``numpy.linalg.<name>``

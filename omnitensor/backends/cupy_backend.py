@@ -91,6 +91,12 @@ class CupyBackend(NamespaceBackend):
         with cupy.cuda.Device(index):
             cupy.cuda.get_current_stream().synchronize()
 
+    def device_timer(self, index: int) -> Any:
+        """The profiler's device timer: CUDA events on the device's current stream (the
+        hook's contract is in backends/base.py; the mechanism in cuda_timer.py)."""
+        from .cuda_timer import CudaDeviceTimer
+        return CudaDeviceTimer(index)
+
     def device_index(self, x: Any) -> int:
         return x.device.id
 

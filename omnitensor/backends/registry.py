@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..errors import BackendUnavailableError
 
@@ -35,6 +35,7 @@ BACKENDS: dict[str, BackendSpec] = {s.device_type: s for s in (
 _loaded: dict[str, "Backend"] = {}
 _failed: dict[str, str] = {}
 _lock = threading.Lock()
+_load_listeners: list[Callable[[str, "Backend"], None]] = []
 
 
 def device_types() -> tuple[str, ...]:
@@ -95,7 +96,21 @@ def get_backend(device_type: str) -> "Backend":
             _failed[device_type] = msg
             raise BackendUnavailableError(msg)
         _loaded[device_type] = be
-        return be
+    for listener in tuple(_load_listeners):  # outside the lock: a listener may query us
+        listener(device_type, be)
+    return be
+
+
+def add_load_listener(fn: Callable[[str, "Backend"], None]) -> None:
+    """Call ``fn(device_type, backend)`` each time a backend loads from now on (the
+    profiler instruments a backend that first loads while it records)."""
+    _load_listeners.append(fn)
+
+
+def remove_load_listener(fn: Callable[[str, "Backend"], None]) -> None:
+    """Undo :func:`add_load_listener` (no error when ``fn`` is not listening)."""
+    if fn in _load_listeners:
+        _load_listeners.remove(fn)
 
 
 def try_backend(device_type: str) -> tuple["Backend | None", str | None]:

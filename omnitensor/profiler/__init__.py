@@ -1,45 +1,30 @@
-"""``omnitensor.profiler``: the profiler is not supported yet. ``profile(...)`` raises
-``NotImplementedError``; ``record_function`` (a label that only matters to a running
-profiler) is an inert context manager, as torch's is when no profiler runs."""
+"""``omnitensor.profiler``: torch.profiler's interface on every device.
+
+::
+
+    from omnitensor.profiler import profile, record_function, ProfilerActivity
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                 record_shapes=True) as prof:
+        with record_function("train_step"):
+            step()
+    print(prof.key_averages().table(sort_by="device_time_total", row_limit=10))
+    prof.export_chrome_trace("trace.json")   # Perfetto / chrome://tracing
+
+Ops are timed at the backend-call boundary (each backend primitive, ``session.py``), on
+the host always and on the device's own clock where it has one (``ProfilerActivity``:
+any non-CPU member means "the accelerator the ops run on", so ``CUDA`` works on
+``opencl`` and ``sycl``). With no profiler running nothing is installed: zero cost.
+"""
 from __future__ import annotations
 
-import enum
-from typing import Any
+from .activity import ProfilerActivity, supported_activities
+from .events import EventList, FunctionEvent, FunctionEventAvg
+from .profile import profile
+from .record_function import record_function
+from .schedule import ProfilerAction, schedule
+from .trace import tensorboard_trace_handler
 
-from .._unsupported import not_supported, unsupported
-
-__all__ = ["profile", "record_function", "ProfilerActivity", "schedule",
-           "tensorboard_trace_handler"]
-
-
-class ProfilerActivity(enum.Enum):
-    CPU = 0
-    CUDA = 1
-    XPU = 2
-    MTIA = 3
-
-
-class profile:  # noqa: N801 - torch's name
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        not_supported("omnitensor.profiler.profile",
-                      "time regions with time.perf_counter() and omnitensor.synchronize()")
-
-
-class record_function:  # noqa: N801
-    """Labels a region for a profiler; with none running, nothing to record."""
-
-    def __init__(self, name: str, args: Any = None) -> None:
-        self.name = name
-
-    def __enter__(self) -> "record_function":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
-
-    def __call__(self, fn: Any) -> Any:
-        return fn
-
-
-schedule = unsupported("omnitensor.profiler.schedule")
-tensorboard_trace_handler = unsupported("omnitensor.profiler.tensorboard_trace_handler")
+__all__ = ["profile", "record_function", "ProfilerActivity", "ProfilerAction", "schedule",
+           "tensorboard_trace_handler", "supported_activities", "EventList",
+           "FunctionEvent", "FunctionEventAvg"]

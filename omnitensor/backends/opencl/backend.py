@@ -107,6 +107,12 @@ class OpenCLBackend(Backend):
         if st is not None:
             st.synchronize()
 
+    def device_timer(self, index: int) -> Any:
+        """The profiler's device timer: kernels' OpenCL profiling events (the hook's
+        contract is in backends/base.py; the mechanism in opencl/profiling.py)."""
+        from .profiling import OpenCLDeviceTimer
+        return OpenCLDeviceTimer(self.state(index))
+
     def device_index(self, x: Any) -> int:
         return x.state.index
 

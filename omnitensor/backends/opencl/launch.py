@@ -17,6 +17,10 @@ from pyopencl import _cl
 _FAST = hasattr(cl.Kernel, "_set_arg_multi") and hasattr(cl.Kernel, "_set_arg_buf_multi")
 _enqueue = _cl.enqueue_nd_range_kernel
 
+#: While a profiler records device time (``profiling.OpenCLDeviceTimer``), a list that
+#: :func:`run` appends ``(queue, kernel, event)`` to; None otherwise (one global read).
+recording: list | None = None
+
 
 def set_mem(k: Any, pairs: tuple) -> None:
     """Set memory-object arguments: ``pairs = (index, buffer, index, buffer, ...)``."""
@@ -46,9 +50,12 @@ def run(queue: Any, k: Any, gsize: tuple, lsize: tuple | None) -> Any:
     """Enqueue ``k`` (positional call: pyopencl's binding is slow with keywords)."""
     try:
         # pyopencl's stubs declare fewer positional parameters than its binding takes
-        return _enqueue(queue, k, gsize, lsize, None, None, False, False)  # type: ignore[call-arg]
+        evt = _enqueue(queue, k, gsize, lsize, None, None, False, False)  # type: ignore[call-arg]
     except cl.Error as e:
         raise launch_error(queue, k, e) from None
+    if recording is not None:
+        recording.append((queue, k, evt))
+    return evt
 
 
 def launch_error(queue: Any, k: Any, err: Exception) -> Exception:

@@ -245,6 +245,12 @@ class SyclBackend(NamespaceBackend):
     def synchronize(self, index: int) -> None:
         self._queues[index].wait()
 
+    def device_timer(self, index: int) -> Any:
+        """The profiler's device timer: SYCL event profiling (the hook's contract is in
+        backends/base.py; the mechanism in sycl/profiling.py)."""
+        from .profiling import SyclDeviceTimer
+        return SyclDeviceTimer(self._queues[index])
+
     def device_index(self, x: Any) -> int:
         q = x.sycl_queue
         for i, own in enumerate(self._queues):

@@ -1,0 +1,64 @@
+"""Device time for ``omnitensor.profiler``: SYCL event profiling around each primitive.
+
+dpnp calls return no events, and the device's shared queue (dpctl's cached queue, the one
+dpnp itself uses) has no ``enable_profiling`` property; arrays are bound to that queue, so
+the work cannot move to another one while a profiler runs. Instead a second queue of the
+same context and device, created with ``enable_profiling``, receives one empty barrier
+before and one after each primitive, each depending on the shared queue's unfinished
+events (dpctl's ``SequentialOrderManager``, which dpnp's kernels register with). The
+barriers' device timestamps bracket the primitive's work as dpctl's ``SyclTimer`` does
+(``end.profiling_info_start - begin.profiling_info_end``); the shared queue itself is never
+touched, so a plain run pays nothing.
+
+On an idle device the bracket also holds the host's time to submit the primitive's
+kernels: it is the device-side span from "everything before was done" to "this
+primitive's work was done".
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import dpctl
+from dpctl.utils import SequentialOrderManager
+
+
+class SyclDeviceTimer:
+    """The ``device_timer`` hook's timer for one SYCL queue (see ``backends/base.py``)."""
+
+    def __init__(self, queue: Any) -> None:
+        self.shared = queue
+        self.queue = dpctl.SyclQueue(queue.sycl_context, queue.sycl_device,
+                                     property="enable_profiling")
+        self.order = SequentialOrderManager[queue]
+        self.offset = self._clock_offset()
+        self.closed = False
+
+    def _clock_offset(self) -> int:
+        """host perf_counter_ns minus device clock, from one barrier's submit time."""
+        h0 = time.perf_counter_ns()
+        evt = self.queue.submit_barrier()
+        h1 = time.perf_counter_ns()
+        evt.wait()
+        return (h0 + h1) // 2 - int(evt.profiling_info_submit)
+
+    def _marker(self) -> Any:
+        return self.queue.submit_barrier(list(self.order.submitted_events))
+
+    def begin(self) -> Any:
+        return self._marker()
+
+    def end(self, token: Any) -> tuple[Any, Any]:
+        return (token, self._marker())
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.shared.wait()
+            self.queue.wait()
+
+    def spans(self, handle: tuple[Any, Any]) -> list[tuple[str | None, int, int]]:
+        b, e = handle
+        start = int(b.profiling_info_end) + self.offset
+        end = int(e.profiling_info_start) + self.offset
+        return [(None, start, max(start, end))]

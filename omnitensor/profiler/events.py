@@ -1,0 +1,229 @@
+"""Profiler events: ``FunctionEvent`` (one op or ``record_function`` range),
+``FunctionEventAvg`` (``key_averages()`` rows) and ``EventList``, with torch's attribute
+names. Times are microseconds (floats), memory is bytes, as in torch."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+
+class Interval:
+    """``time_range`` of an event: ``start``/``end`` in microseconds from the profiler's
+    start."""
+
+    __slots__ = ("start", "end")
+
+    def __init__(self, start: float, end: float) -> None:
+        self.start = start
+        self.end = end
+
+    def elapsed_us(self) -> float:
+        return self.end - self.start
+
+
+class FunctionEvent:
+    """One recorded op (a backend primitive) or ``record_function`` range.
+
+    ``device_type`` is the device type string of the op (``"cpu"``, ``"opencl"``,
+    ``"sycl"``, ``"cuda"``); ``device`` the device (``"opencl:0"``). ``spans`` are the
+    device's timestamps of its work, ``(kernel name or None, start_ns, end_ns)``.
+    """
+
+    def __init__(self, eid: int, name: str, kind: str, thread: int, device: str) -> None:
+        self.id = eid
+        self.name = name
+        self.kind = kind  # "op" or "user" (record_function)
+        self.thread = thread
+        self.device = device
+        self.device_type = device.split(":")[0]
+        self.device_index = int(device.split(":")[1]) if ":" in device else 0
+        self.start_ns = self.end_ns = 0
+        self.input_shapes: list = []
+        self.cpu_parent: FunctionEvent | None = None
+        self.cpu_children: list[FunctionEvent] = []
+        self.spans: list[tuple[str | None, int, int]] = []
+        self.kernels: list[tuple[str | None, int, int]] = []  # spans not in any child
+        self.self_cpu_memory_usage = 0
+        self.self_device_memory_usage = 0
+        self.cpu_memory_usage = 0
+        self.device_memory_usage = 0
+        self.device_time_ns = 0
+        self.host_recorded = True
+        self.count = 1
+        self.base_ns = 0  # the profiler's start, for time_range
+        self._timer: Any = None
+        self._handle: Any = None
+
+    key = property(lambda self: self.name)
+    is_user_annotation = property(lambda self: self.kind == "user")
+
+    @property
+    def time_range(self) -> Interval:
+        return Interval((self.start_ns - self.base_ns) / 1e3, (self.end_ns - self.base_ns) / 1e3)
+
+    @property
+    def cpu_time_total(self) -> float:
+        return (self.end_ns - self.start_ns) / 1e3 if self.host_recorded else 0.0
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        if not self.host_recorded:
+            return 0.0
+        return max(0.0, self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children))
+
+    @property
+    def device_time_total(self) -> float:
+        return self.device_time_ns / 1e3
+
+    @property
+    def self_device_time_total(self) -> float:
+        return max(0.0, self.device_time_total
+                   - sum(c.device_time_total for c in self.cpu_children))
+
+    # torch's CUDA-named aliases, so scripts written for CUDA read the device figures
+    cuda_time_total = property(lambda self: self.device_time_total)
+    self_cuda_time_total = property(lambda self: self.self_device_time_total)
+    cuda_memory_usage = property(lambda self: self.device_memory_usage)
+    self_cuda_memory_usage = property(lambda self: self.self_device_memory_usage)
+
+    def __repr__(self) -> str:
+        return (f"<FunctionEvent id={self.id} name={self.name} device={self.device} "
+                f"cpu_time_total={self.cpu_time_total:.3f}us "
+                f"device_time_total={self.device_time_total:.3f}us>")
+
+
+class FunctionEventAvg:
+    """A ``key_averages()`` row: the events of one key (and input shapes, when grouped
+    by them) summed; ``cpu_time``/``device_time`` are the averages per call."""
+
+    def __init__(self) -> None:
+        self.key: str | None = None
+        self.count = 0
+        self.cpu_time_total = 0.0
+        self.self_cpu_time_total = 0.0
+        self.device_time_total = 0.0
+        self.self_device_time_total = 0.0
+        self.cpu_memory_usage = 0
+        self.self_cpu_memory_usage = 0
+        self.device_memory_usage = 0
+        self.self_device_memory_usage = 0
+        self.input_shapes: list | None = None
+        self.device_type = "cpu"
+        self.is_user_annotation = False
+
+    def add(self, other: "FunctionEvent | FunctionEventAvg") -> "FunctionEventAvg":
+        if self.key is None:
+            self.key = other.key
+            self.input_shapes = other.input_shapes
+            self.device_type = other.device_type
+            self.is_user_annotation = other.is_user_annotation
+        elif other.key != self.key:
+            raise ValueError(f"cannot average events of keys {self.key!r} and {other.key!r}")
+        self.count += other.count
+        for attr in ("cpu_time_total", "self_cpu_time_total", "device_time_total",
+                     "self_device_time_total", "cpu_memory_usage", "self_cpu_memory_usage",
+                     "device_memory_usage", "self_device_memory_usage"):
+            setattr(self, attr, getattr(self, attr) + getattr(other, attr))
+        return self
+
+    cpu_time = property(lambda self: self.cpu_time_total / max(1, self.count))
+    device_time = property(lambda self: self.device_time_total / max(1, self.count))
+    cuda_time = device_time
+    cuda_time_total = property(lambda self: self.device_time_total)
+    self_cuda_time_total = property(lambda self: self.self_device_time_total)
+    cuda_memory_usage = property(lambda self: self.device_memory_usage)
+    self_cuda_memory_usage = property(lambda self: self.self_device_memory_usage)
+
+    def __repr__(self) -> str:
+        return (f"<FunctionEventAvg key={self.key} count={self.count} "
+                f"self_cpu_time_total={self.self_cpu_time_total:.3f}us "
+                f"device_time_total={self.device_time_total:.3f}us>")
+
+
+class EventList(list):
+    """A list of events (``prof.events()``) or of averages (``key_averages()``)."""
+
+    def __init__(self, items: Iterable = (), meta: dict | None = None) -> None:
+        super().__init__(items)
+        self.meta = meta or {}
+
+    def key_averages(self, group_by_input_shape: bool = False,
+                     group_by_stack_n: int = 0) -> "EventList":
+        """One :class:`FunctionEventAvg` per key (and per input shapes with
+        ``group_by_input_shape``), in first-seen order."""
+        if group_by_stack_n:
+            raise NotImplementedError("key_averages(group_by_stack_n=...): omnitensor's "
+                                      "profiler records no Python stacks (with_stack)")
+        rows: dict[Any, FunctionEventAvg] = {}
+        for ev in self:
+            k = (ev.key, str(ev.input_shapes)) if group_by_input_shape else ev.key
+            row = rows.get(k)
+            if row is None:
+                row = rows[k] = FunctionEventAvg()
+            row.add(ev)
+        return EventList(rows.values(), self.meta)
+
+    def total_average(self) -> FunctionEventAvg:
+        total = FunctionEventAvg()
+        total.key = "Total"
+        for ev in self:
+            ev_key = ev.key
+            ev.key_backup = ev_key  # type: ignore[union-attr]
+            total.count += ev.count
+            for attr in ("cpu_time_total", "self_cpu_time_total", "device_time_total",
+                         "self_device_time_total"):
+                setattr(total, attr, getattr(total, attr) + getattr(ev, attr))
+        return total
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        return sum(ev.self_cpu_time_total for ev in self)
+
+    def table(self, sort_by: str | None = None, row_limit: int = 100,
+              max_name_column_width: int = 55, max_shapes_column_width: int = 80,
+              header: str | None = None, top_level_events_only: bool = False,
+              **_ignored: Any) -> str:
+        """torch's table: one row per entry, sorted by ``sort_by`` (descending)."""
+        from .table import build_table
+        return build_table(self, sort_by=sort_by, row_limit=row_limit,
+                           max_name_column_width=max_name_column_width,
+                           max_shapes_column_width=max_shapes_column_width, header=header,
+                           top_level_events_only=top_level_events_only)
+
+    def export_chrome_trace(self, path: str) -> None:
+        """Write the events as Chrome trace-event JSON (``.gz``: gzip-compressed)."""
+        from .trace import write_trace
+        write_trace(self, path)
+
+
+def link(events: list[FunctionEvent], base_ns: int, host_recorded: bool) -> list:
+    """Fill in children, device totals, kernels and memory totals. ``events`` are in
+    completion order (a child completes before its parent on its thread)."""
+    present = {id(ev) for ev in events}
+    for ev in events:
+        ev.base_ns = base_ns
+        p = ev.cpu_parent
+        if p is not None and id(p) not in present:
+            ev.cpu_parent = p = None
+        if p is not None:
+            p.cpu_children.append(ev)
+    for ev in events:  # children first: their totals are final when a parent is reached
+        child_spans = set()
+        for c in ev.cpu_children:
+            child_spans.update(c.spans)
+        if ev.spans:
+            ev.device_time_ns = sum(e - s for _n, s, e in ev.spans)
+            ev.kernels = [sp for sp in ev.spans if sp not in child_spans]
+        else:
+            ev.device_time_ns = sum(c.device_time_ns for c in ev.cpu_children)
+        ev.cpu_memory_usage = ev.self_cpu_memory_usage + sum(
+            c.cpu_memory_usage for c in ev.cpu_children)
+        ev.device_memory_usage = ev.self_device_memory_usage + sum(
+            c.device_memory_usage for c in ev.cpu_children)
+    if host_recorded:
+        return events
+    # device activity only: the events that ran device work, without host times
+    out = [ev for ev in events if ev.spans]
+    for ev in out:
+        ev.host_recorded = False
+        ev.cpu_children = [c for c in ev.cpu_children if c.spans]
+    return out

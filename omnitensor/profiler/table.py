@@ -1,0 +1,123 @@
+"""``key_averages().table()``: torch's text table (same columns, units and layout).
+
+The device columns are named after the device type of the ops that had device time
+(``Self OPENCL``, ``SYCL total``...; ``DEVICE`` when several types ran), torch's
+``Self CUDA`` on CUDA."""
+from __future__ import annotations
+
+from typing import Any
+
+_SORT_KEYS = ("cpu_time", "device_time", "cpu_time_total", "device_time_total",
+              "self_cpu_time_total", "self_device_time_total", "cpu_memory_usage",
+              "device_memory_usage", "self_cpu_memory_usage", "self_device_memory_usage",
+              "count")
+
+
+def _sort_attr(sort_by: str) -> str:
+    attr = sort_by.replace("cuda", "device").replace("xpu", "device") \
+        .replace("privateuse1", "device")
+    if attr not in _SORT_KEYS:
+        names = sorted(set(_SORT_KEYS) | {k.replace("device", "cuda") for k in _SORT_KEYS})
+        raise ValueError(f"table(sort_by={sort_by!r}): unknown sort key; use one of "
+                         f"{', '.join(names)}")
+    return attr
+
+
+def format_time(us: float) -> str:
+    if us >= 1e6:
+        return f"{us / 1e6:.3f}s"
+    if us >= 1e3:
+        return f"{us / 1e3:.3f}ms"
+    return f"{us:.3f}us"
+
+
+def format_memory(nbytes: float) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if abs(nbytes) >= size:
+            return f"{nbytes / size:.2f} {unit}"
+    return f"{int(nbytes)} B"
+
+
+def _percent(part: float, whole: float) -> str:
+    return f"{(part / whole if whole else 0.0) * 100:.2f}%"
+
+
+def build_table(events: Any, *, sort_by: str | None, row_limit: int,
+                max_name_column_width: int, max_shapes_column_width: int,
+                header: str | None, top_level_events_only: bool) -> str:
+    if len(events) == 0:
+        return ""
+    rows = list(events)
+    if top_level_events_only:
+        rows = [e for e in rows if getattr(e, "cpu_parent", None) is None]
+    if sort_by is not None:
+        attr = _sort_attr(sort_by)
+        rows.sort(key=lambda e: getattr(e, attr), reverse=True)
+    total_self_cpu = sum(e.self_cpu_time_total for e in events)
+    total_self_dev = sum(e.self_device_time_total for e in events
+                         if not e.is_user_annotation)
+    if row_limit is not None and row_limit > 0:
+        rows = rows[:row_limit]
+    if not rows:
+        return ""
+    has_dev = any(e.self_device_time_total > 0 for e in events)
+    has_mem = bool(events.meta.get("profile_memory"))
+    has_dev_mem = any(e.self_device_memory_usage > 0 for e in events)
+    has_shapes = any(e.input_shapes for e in rows)
+    kinds = sorted({e.device_type for e in events if e.self_device_time_total > 0})
+    dev = kinds[0].upper() if len(kinds) == 1 else "DEVICE"
+
+    name_w = max(len(e.key) for e in rows) + 4
+    name_w = min(name_w, max_name_column_width) if max_name_column_width else name_w
+    shapes_w = max(len(str(e.input_shapes)) for e in rows) + 4
+    shapes_w = min(shapes_w, max_shapes_column_width) if max_shapes_column_width else shapes_w
+
+    headers = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
+    if has_dev:
+        headers += [f"Self {dev}", f"Self {dev} %", f"{dev} total", f"{dev} time avg"]
+    if has_mem:
+        headers += ["CPU Mem", "Self CPU Mem"]
+        if has_dev_mem:
+            headers += [f"{dev} Mem", f"Self {dev} Mem"]
+    headers.append("# of Calls")
+    widths = [name_w] + [12] * (len(headers) - 1)
+    if has_shapes:
+        headers.append("Input Shapes")
+        widths.append(shapes_w)
+
+    def line(cells: list[str]) -> str:
+        return "".join(f"{c:>{w}}  " for c, w in zip(cells, widths))
+
+    sep = "".join("-" * w + "  " for w in widths)
+    out = []
+    if header is not None:
+        out += ["=" * (len(sep) - 2), header]
+    if top_level_events_only:
+        out += ["=" * (len(sep) - 2), "This report only display top-level ops statistics"]
+    out += [sep, line(headers), sep]
+    for e in rows:
+        name = e.key if len(e.key) < name_w - 3 else e.key[:name_w - 6] + "..."
+        cells = [name, _percent(e.self_cpu_time_total, total_self_cpu),
+                 format_time(e.self_cpu_time_total),
+                 _percent(e.cpu_time_total, total_self_cpu), format_time(e.cpu_time_total),
+                 format_time(e.cpu_time_total / max(1, e.count))]
+        if has_dev:
+            cells += [format_time(e.self_device_time_total),
+                      _percent(e.self_device_time_total, total_self_dev),
+                      format_time(e.device_time_total),
+                      format_time(e.device_time_total / max(1, e.count))]
+        if has_mem:
+            cells += [format_memory(e.cpu_memory_usage), format_memory(e.self_cpu_memory_usage)]
+            if has_dev_mem:
+                cells += [format_memory(e.device_memory_usage),
+                          format_memory(e.self_device_memory_usage)]
+        cells.append(str(e.count))
+        if has_shapes:
+            shapes = str(e.input_shapes)
+            cells.append(shapes if len(shapes) < shapes_w - 3 else shapes[:shapes_w - 6] + "...")
+        out.append(line(cells))
+    out.append(sep)
+    out.append(f"Self CPU time total: {format_time(total_self_cpu)}")
+    if has_dev:
+        out.append(f"Self {dev} time total: {format_time(total_self_dev)}")
+    return "\n".join(out) + "\n"

@@ -31,6 +31,7 @@ class FunctionEvent:
     def __init__(self, eid: int, name: str, kind: str, thread: int, device: str) -> None:
         self.id = eid
         self.name = name
+        self.trace_name = name  # the trace keeps "ProfilerStep#3" where tables say "*"
         self.kind = kind  # "op" or "user" (record_function)
         self.thread = thread
         self.device = device
@@ -201,6 +202,8 @@ def link(events: list[FunctionEvent], base_ns: int, host_recorded: bool) -> list
     present = {id(ev) for ev in events}
     for ev in events:
         ev.base_ns = base_ns
+        if ev.kind == "user" and ev.name.startswith("ProfilerStep#"):
+            ev.name = "ProfilerStep*"  # torch's key for every step
         p = ev.cpu_parent
         if p is not None and id(p) not in present:
             ev.cpu_parent = p = None

@@ -42,7 +42,7 @@ def trace_dict(events: Any) -> dict:
             if ev.self_cpu_memory_usage or ev.self_device_memory_usage:
                 args["Bytes"] = ev.self_cpu_memory_usage + ev.self_device_memory_usage
             out.append({"ph": "X", "cat": "user_annotation" if ev.is_user_annotation
-                        else "cpu_op", "name": ev.name, "pid": pid, "tid": ev.thread,
+                        else "cpu_op", "name": ev.trace_name, "pid": pid, "tid": ev.thread,
                         "ts": ts, "dur": (ev.end_ns - ev.start_ns) / 1e3, "args": args})
         for kname, s, e in ev.kernels:
             dpid = dev_pid.get(ev.device)

@@ -207,6 +207,12 @@ _LAZY = {"nn", "optim", "data", "dist", "distributed", "utils", "linalg", "fft",
 # stays light
 _LAZY |= {"accelerator", "special", "distributions", "func", "onnx", "jit", "amp", "profiler",
           "as_torch", "compiler", "memory"}
+# torch.is_autocast_enabled & co. (the autocast state) live in omnitensor.amp
+_FROM_AMP = {"is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
+             "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
+             "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
+             "is_autocast_cpu_enabled", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype",
+             "is_autocast_available"}
 # torch.lgamma & co. live in omnitensor.special (written once there)
 _FROM_SPECIAL = {"lgamma": "gammaln", "digamma": "digamma", "erfinv": "erfinv", "i0": "i0"}
 
@@ -224,7 +230,7 @@ def __getattr__(name: str) -> _Any:
     if name == "compile":  # torch.compile: eager until capture lands (compiler.py)
         from .compiler import compile
         return compile
-    if name == "autocast":  # torch.autocast is torch.amp.autocast
-        from .amp import autocast
-        return autocast
+    if name == "autocast" or name in _FROM_AMP:  # torch.autocast is torch.amp.autocast
+        from . import amp
+        return getattr(amp, name)
     raise AttributeError(f"module 'omnitensor' has no attribute {name!r}")

@@ -2,6 +2,7 @@
 ROCm build). Every function works without CuPy or a GPU (``is_available()`` is False)."""
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from .backends import registry
@@ -245,8 +246,9 @@ def ipc_collect() -> None:
     """Nothing to collect: omnitensor shares no CUDA memory between processes."""
 
 
-def __getattr__(name: str) -> Any:
-    if name == "amp":  # torch.cuda.amp: the same placeholder as omnitensor.amp
-        from . import amp
-        return amp
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# torch.cuda.amp: torch.amp's deprecated spellings with device "cuda". A module attribute
+# and an entry in sys.modules, so `from omnitensor.cuda.amp import GradScaler` works although
+# this module is not a package.
+from .amp import cuda_amp as amp  # noqa: E402
+
+sys.modules[__name__ + ".amp"] = amp

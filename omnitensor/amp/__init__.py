@@ -1,87 +1,34 @@
-"""``omnitensor.amp``: automatic mixed precision is not supported yet.
+"""``omnitensor.amp``: automatic mixed precision, torch.amp's API.
 
-It does not pretend: ``autocast(...)`` with ``enabled=True`` (its default) and
-``GradScaler(enabled=True)`` raise ``NotImplementedError``. Disabled, they are exactly what
-torch's are when disabled (a block that changes nothing; a scaler whose ``scale`` returns the
-loss and whose ``step`` calls ``optimizer.step()``), so the common idiom
-``GradScaler(enabled=use_amp)`` / ``nullcontext() if cpu else autocast(...)`` runs with AMP
-off.
+``autocast(device_type, dtype=None, enabled=True, cache_enabled=None)`` runs torch's
+listed ops (matmul, linear, convolutions, attention) in float16 or bfloat16 and the
+precision-sensitive ones (losses; on accelerators also softmax, norms, exp/log, sums) in
+float32; ``GradScaler`` scales the loss so float16 gradients do not underflow, and skips the
+optimizer step when a gradient overflowed. The state and the op lists live in core
+(:mod:`omnitensor.core.autocast_state`); ``omnitensor.autocast`` and
+``omnitensor.cuda.amp`` are the same objects under torch's other spellings::
+
+    scaler = omnitensor.amp.GradScaler("sycl")
+    for x, y in loader:
+        opt.zero_grad()
+        with omnitensor.autocast("sycl", dtype=omnitensor.float16):
+            loss = loss_fn(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
 """
 from __future__ import annotations
 
-from typing import Any
+from .autocast_mode import (autocast, autocast_decrement_nesting, autocast_increment_nesting,
+                            clear_autocast_cache, custom_bwd, custom_fwd, get_autocast_cpu_dtype,
+                            get_autocast_dtype, get_autocast_gpu_dtype, is_autocast_available,
+                            is_autocast_cache_enabled, is_autocast_cpu_enabled,
+                            is_autocast_enabled, set_autocast_cache_enabled,
+                            set_autocast_dtype, set_autocast_enabled)
+from .grad_scaler import GradScaler, OptState
 
-from .._unsupported import not_supported
-
-__all__ = ["autocast", "GradScaler", "is_autocast_available", "custom_fwd", "custom_bwd"]
-
-_HINT = "train in float32 (pass enabled=False, or drop the autocast block)"
-
-
-def is_autocast_available(device_type: str) -> bool:
-    return False
-
-
-class autocast:  # noqa: N801 - torch's name
-    """``with autocast(device_type, dtype=..., enabled=True)``: raises unless disabled."""
-
-    def __init__(self, device_type: str = "cpu", dtype: Any = None, enabled: bool = True,
-                 cache_enabled: Any = None) -> None:
-        if enabled:
-            not_supported("omnitensor.amp.autocast (mixed precision)", _HINT)
-        self.device_type, self.fast_dtype, self._enabled = device_type, dtype, False
-
-    def __enter__(self) -> "autocast":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
-
-    def __call__(self, fn: Any) -> Any:
-        return fn  # disabled: decorating changes nothing
-
-
-class GradScaler:
-    """Loss scaling for float16 training: only ``enabled=False`` is supported (then every
-    method is torch's disabled behaviour)."""
-
-    def __init__(self, device: str = "cuda", init_scale: float = 2.0 ** 16,
-                 growth_factor: float = 2.0, backoff_factor: float = 0.5,
-                 growth_interval: int = 2000, enabled: bool = True) -> None:
-        if enabled:
-            not_supported("omnitensor.amp.GradScaler (float16 loss scaling)",
-                          "construct it with enabled=False, or train in float32")
-        self._enabled = False
-
-    def is_enabled(self) -> bool:
-        return False
-
-    def scale(self, outputs: Any) -> Any:
-        return outputs
-
-    def unscale_(self, optimizer: Any) -> None:
-        return None
-
-    def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
-        return optimizer.step(*args, **kwargs)
-
-    def update(self, new_scale: Any = None) -> None:
-        return None
-
-    def get_scale(self) -> float:
-        return 1.0
-
-    def state_dict(self) -> dict:
-        return {}
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        return None
-
-
-def custom_fwd(fwd: Any = None, **_: Any) -> Any:
-    """No autocast, so nothing to adjust: the function unchanged."""
-    return fwd if fwd is not None else (lambda f: f)
-
-
-def custom_bwd(bwd: Any = None, **_: Any) -> Any:
-    return bwd if bwd is not None else (lambda f: f)
+__all__ = ["autocast", "GradScaler", "OptState", "is_autocast_available", "custom_fwd",
+           "custom_bwd", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
+           "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
+           "clear_autocast_cache", "autocast_increment_nesting", "autocast_decrement_nesting",
+           "is_autocast_cpu_enabled", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype"]

@@ -13,6 +13,7 @@ import heapq
 import threading
 from typing import Any, Callable, Iterable, Sequence
 
+from .autocast_state import state as _autocast
 from .grad_mode import _mode
 from .graph import AccumulateGrad, Node, edge_of
 from .ops.creation import full_like, zeros, zeros_like
@@ -336,6 +337,8 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
     callbacks = this_pass.callbacks
     stack.append(this_pass)
     _mode.enabled = create_graph  # backward formulas record only for create_graph
+    # backward ops run in the dtypes autocast chose in forward (torch), never re-autocast
+    prev_autocast, _autocast.active = _autocast.active, False
     done = False
     try:
         while heap:
@@ -394,6 +397,7 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
         done = True
     finally:
         _mode.enabled = prev_mode
+        _autocast.active = prev_autocast
         if not done:
             stack.pop()
     try:  # still this pass's list: a callback may queue another

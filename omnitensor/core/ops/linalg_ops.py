@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 from ...errors import ShapeError
 from .. import dtypes as _dt
+from ..autocast_state import autocast_operands, state as _autocast
 from ..device import same_device
 from ..graph import needs_grad, record
 from ..shape_util import broadcast_shapes, normalize_axis, prod
@@ -60,6 +61,14 @@ def _matmul_backward(node: Any, g: Tensor) -> tuple:
 def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
     """Matrix product with NumPy/torch rules: 1-D operands are promoted to matrices and
     the added axis removed; batch axes broadcast."""
+    if _autocast.active:
+        x1, x2 = autocast_operands("matmul", x1, x2)
+    return _matmul(x1, x2)
+
+
+def _matmul(x1: Tensor, x2: Tensor) -> Tensor:
+    """:func:`matmul` past autocast (mm, bmm, mv and dot have their own entries in torch's
+    autocast lists)."""
     a, b = _promote_pair("matmul", x1, x2)
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError("matmul: both arguments need at least 1 dimension (use * for "
@@ -91,7 +100,9 @@ def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
 def mm(a: Tensor, b: Tensor) -> Tensor:
     if a.ndim != 2 or b.ndim != 2:
         raise ShapeError(f"mm: expected 2-D tensors, got {a.ndim}-D and {b.ndim}-D")
-    return matmul(a, b)
+    if _autocast.active:
+        a, b = autocast_operands("mm", a, b)
+    return _matmul(a, b)
 
 
 def bmm(a: Tensor, b: Tensor) -> Tensor:
@@ -99,13 +110,17 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
         raise ShapeError(f"bmm: expected 3-D tensors, got {a.ndim}-D and {b.ndim}-D")
     if a.shape[0] != b.shape[0]:
         raise ShapeError(f"bmm: batch sizes differ: {a.shape[0]} vs {b.shape[0]}")
-    return matmul(a, b)
+    if _autocast.active:
+        a, b = autocast_operands("bmm", a, b)
+    return _matmul(a, b)
 
 
 def mv(a: Tensor, v: Tensor) -> Tensor:
     if a.ndim != 2 or v.ndim != 1:
         raise ShapeError(f"mv: expected a matrix and a vector, got {a.ndim}-D and {v.ndim}-D")
-    return matmul(a, v)
+    if _autocast.active:
+        a, v = autocast_operands("mv", a, v)
+    return _matmul(a, v)
 
 
 def dot(a: Tensor, b: Tensor) -> Tensor:
@@ -114,7 +129,7 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
         raise ShapeError(f"dot: 1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
     if a.shape != b.shape:
         raise ShapeError(f"dot: inconsistent tensor size, {a.shape[0]} vs {b.shape[0]}")
-    return matmul(a, b)
+    return _matmul(a, b)
 
 
 def vdot(a: Tensor, b: Tensor) -> Tensor:
@@ -178,7 +193,7 @@ def tensordot(a: Tensor, b: Tensor, /, *, axes: Any = 2, dims: Any = None) -> Te
     k = prod(a.shape[i] for i in ax_a)
     am = a.permute(*(free_a + ax_a)).reshape(prod(a.shape[i] for i in free_a), k)
     bm = b.permute(*(ax_b + free_b)).reshape(k, prod(b.shape[j] for j in free_b))
-    out = matmul(am, bm)
+    out = _matmul(am, bm)
     return out.reshape(tuple(a.shape[i] for i in free_a) + tuple(b.shape[j] for j in free_b))
 
 
@@ -251,6 +266,8 @@ def einsum(subscripts: str, *operands: Any) -> Tensor:
     for o in operands:
         if not isinstance(o, Tensor):
             raise TypeError(f"einsum: operands must be Tensors, got {type(o).__name__}")
+    if _autocast.active:
+        operands = autocast_operands("einsum", *operands)
     terms, out = _parse_einsum(subscripts, operands)
     if operands:
         same_device("einsum", *operands)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ...core.autocast_state import autocast_operands, state as _autocast
 from ...core.capture_hooks import composite
 from ...core.ops.softmax import softmax_data, softmax_node
 from ...core.graph import is_grad_enabled
@@ -171,6 +172,8 @@ _softmax_data = softmax_data
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
             dtype: Any = None) -> Tensor:
     """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (numerically stable)."""
+    if _autocast.active and dtype is None:  # torch: an explicit dtype is not autocast
+        input, = autocast_operands("softmax", input)  # noqa: A001
     return softmax_node(input, dim, dtype, False)
 
 
@@ -178,6 +181,8 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
                 dtype: Any = None) -> Tensor:
     """``x - logsumexp(x)`` along ``dim`` (numerically stable)."""
+    if _autocast.active and dtype is None:
+        input, = autocast_operands("log_softmax", input)  # noqa: A001
     return softmax_node(input, dim, dtype, True)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.autocast_state import autocast_operands, state as _autocast
 from ...core.capture_hooks import composite
 from ...core.ops.creation import zeros
 from ...core.ops.join import cat
@@ -32,6 +33,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     """``softmax(q k^T * scale + mask) v`` over ``(..., L, E)`` queries and ``(..., S, E)``
     keys. A boolean ``attn_mask`` marks positions that *take part* (True), a float mask is
     added; ``is_causal`` masks the upper triangle."""
+    if _autocast.active:
+        query, key, value, attn_mask = autocast_operands(
+            "scaled_dot_product_attention", query, key, value, attn_mask)
     l_, s = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ...core.autocast_state import autocast_operands, state as _autocast
 from ...core.capture_hooks import composite
 from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.tensor import Tensor
@@ -65,6 +66,8 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
                 padding: Any, dilation: Any, groups: int, nd: int, op: str) -> Tensor:
     """N-d cross-correlation (torch's convolution) of ``(N, C, *S)`` or unbatched
     ``(C, *S)`` with ``weight`` ``(O, C // groups, *k)``."""
+    if _autocast.active:
+        input, weight, bias = autocast_operands(op, input, weight, bias)  # noqa: A001
     unbatched, s, p, d, out = conv_geometry(op, nd, input, weight, bias, stride, padding,
                                             dilation, groups)
     x = input.unsqueeze(0) if unbatched else input
@@ -152,6 +155,8 @@ def conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None,  # noqa: 
     """N-d transposed convolution (the gradient of :func:`convolution` with respect to its
     input): ``weight`` is ``(C_in, C_out // groups, *k)``. A composite of differentiable
     ops (matmul, the ``col2im`` node, a bias add)."""
+    if _autocast.active:
+        input, weight, bias = autocast_operands(op, input, weight, bias)  # noqa: A001
     unbatched, s, p, d, out = conv_transpose_geometry(op, nd, input, weight, bias, stride,
                                                       padding, output_padding, groups,
                                                       dilation)

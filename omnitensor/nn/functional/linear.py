@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...core.autocast_state import autocast_operands, state as _autocast
 from ...core.capture_hooks import composite
 from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.tensor import Tensor
@@ -25,6 +26,8 @@ __all__ = ["linear", "bilinear"]
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
     """``input @ weight.T + bias``; ``input`` is ``(..., in_features)``, ``weight``
     ``(out_features, in_features)``, ``bias`` ``(out_features,)``."""
+    if _autocast.active:
+        input, weight, bias = autocast_operands("linear", input, weight, bias)  # noqa: A001
     if weight.ndim != 2:
         raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape "
                          f"{tuple(weight.shape)}")

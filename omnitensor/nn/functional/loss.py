@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.autocast_state import autocast_operands, state as _autocast
 from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.ops.creation import full_like
 from ...core.tensor import Tensor
@@ -37,6 +38,8 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A
              reduce: Any = None, reduction: str = "mean", weight: Tensor | None = None
              ) -> Tensor:
     """Mean squared error ``(x - y)^2``."""
+    if _autocast.active:
+        input, target, weight = autocast_operands("mse_loss", input, target, weight)  # noqa: A001
     reduction = _legacy(size_average, reduce, reduction)
     reduction_check(reduction)
     d = input - target
@@ -49,6 +52,8 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A
 def l1_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
             reduce: Any = None, reduction: str = "mean") -> Tensor:
     """Mean absolute error ``|x - y|``."""
+    if _autocast.active:
+        input, target = autocast_operands("l1_loss", input, target)  # noqa: A001
     reduction = _legacy(size_average, reduce, reduction)
     reduction_check(reduction)
     return _reduce((input - target).abs(), reduction)
@@ -57,6 +62,8 @@ def l1_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A0
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: A002
                delta: float = 1.0, weight: Tensor | None = None) -> Tensor:
     """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
+    if _autocast.active:
+        input, target, weight = autocast_operands("huber_loss", input, target, weight)  # noqa: A001
     reduction_check(reduction)
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
@@ -70,6 +77,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
                    reduce: Any = None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta``."""
+    if _autocast.active:
+        input, target = autocast_operands("smooth_l1_loss", input, target)  # noqa: A001
     reduction = _legacy(size_average, reduce, reduction)
     reduction_check(reduction)
     d = (input - target).abs()
@@ -113,6 +122,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
     """Negative log-likelihood of log-probabilities ``input`` ``(N, C, ...)`` at class
     indices ``target`` ``(N, ...)``; ``mean`` divides by the summed weights of the
     non-ignored targets (torch)."""
+    if _autocast.active:
+        input, target, weight = autocast_operands("nll_loss", input, target, weight)  # noqa: A001
     reduction = _legacy(size_average, reduce, reduction)
     reduction_check(reduction)
     x2, t, out_shape = _flatten_classes(input, target)
@@ -141,6 +152,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
     """Cross entropy of logits ``input`` ``(N, C, ...)`` (or ``(C,)``) with class indices
     ``target`` ``(N, ...)`` or class probabilities of input's shape, with torch's
     ``weight``, ``ignore_index``, ``label_smoothing`` and reductions."""
+    if _autocast.active:
+        input, target, weight = autocast_operands("cross_entropy", input, target, weight)  # noqa: A001
     reduction = _legacy(size_average, reduce, reduction)
     reduction_check(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -268,6 +281,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor,  # noqa: A002
                          reduce: Any = None, reduction: str = "mean") -> Tensor:
     """``-(y log x + (1 - y) log(1 - x))`` for probabilities ``x``; logs are clamped at
     -100 as in torch, so ``x`` of exactly 0 or 1 gives a finite loss."""
+    if _autocast.active:
+        input, target, weight = autocast_operands("binary_cross_entropy", input, target, weight)  # noqa: A001
     reduction = _legacy(size_average, reduce, reduction)
     reduction_check(reduction)
     if target.shape != input.shape:
@@ -304,6 +319,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A00
                                      pos_weight: Tensor | None = None) -> Tensor:
     """Sigmoid + binary cross entropy in one stable formula:
     ``(1 - y) x + (1 + (pos_weight - 1) y) (log(1 + exp(-|x|)) + max(-x, 0))``."""
+    if _autocast.active:
+        input, target, weight, pos_weight = autocast_operands("binary_cross_entropy_with_logits", input, target, weight, pos_weight)  # noqa: A001
     reduction = _legacy(size_average, reduce, reduction)
     reduction_check(reduction)
     if target.shape != input.shape:
@@ -324,6 +341,8 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A00
            reduce: Any = None, reduction: str = "mean", log_target: bool = False) -> Tensor:
     """KL divergence with ``input`` log-probabilities; ``reduction='batchmean'`` divides
     the sum by the batch size (the mathematically correct mean)."""
+    if _autocast.active:
+        input, target = autocast_operands("kl_div", input, target)  # noqa: A001
     reduction = _legacy(size_average, reduce, reduction)
     if reduction not in ("mean", "sum", "none", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ...core.autocast_state import autocast_operands, state as _autocast
 from ...core.capture_hooks import composite
 from ...core.graph import no_grad_ctx
 from ...core.tensor import Tensor
@@ -65,6 +66,8 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int,  # noqa: A0
                weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalize over the trailing ``normalized_shape`` dims (biased variance)."""
+    if _autocast.active:
+        input, weight, bias = autocast_operands("layer_norm", input, weight, bias)  # noqa: A001
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if tuple(input.shape[input.ndim - len(ns):]) != ns:
         raise ValueError(f"layer_norm: normalized_shape {list(ns)} does not match the "
@@ -86,6 +89,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # 
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalize groups of channels of ``(N, C, ...)`` (``C`` divisible by ``num_groups``),
     then apply a per-channel affine."""
+    if _autocast.active:
+        input, weight, bias = autocast_operands("group_norm", input, weight, bias)  # noqa: A001
     n, c = input.shape[:2]
     if c % num_groups:
         raise ValueError(f"group_norm: {c} channels are not divisible into {num_groups} "

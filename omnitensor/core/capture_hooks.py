@@ -22,7 +22,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Protocol, TypeVar
 
-__all__ = ["Recorder", "active", "set_active", "composite"]
+__all__ = ["Recorder", "active", "set_active", "composite", "check", "host_compute",
+           "random_draw"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,6 +34,16 @@ class Recorder(Protocol):
     def region(self, name: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         """Run ``fn(*args, **kwargs)`` as the composite region ``name`` and return its
         result."""
+
+    def check(self, flag: Any, what: str) -> bool:
+        """``bool(flag.item())`` for a validation (a 0-d bool tensor that must be True),
+        recorded as a check the replay repeats instead of a graph break."""
+
+    def host_compute(self, what: str) -> None:
+        """Core is about to compute on the host, out of the backend's sight: a break."""
+
+    def random_draw(self, generator: Any) -> None:
+        """The next ``random_bits`` call draws from ``generator``."""
 
 
 _active: Recorder | None = None
@@ -50,6 +61,30 @@ def set_active(recorder: Recorder | None) -> Recorder | None:
     previous = _active
     _active = recorder
     return previous
+
+
+def check(flag: Any, what: str) -> bool:
+    """``bool(flag.item())``: a validation read (``flag`` a 0-d bool tensor that is True
+    for valid input; ``what`` the error a failing replay raises). Under a capture it is a
+    ``check`` node, not a graph break."""
+    recorder = _active
+    if recorder is None:
+        return bool(flag.item())
+    return recorder.check(flag, what)
+
+
+def host_compute(what: str) -> None:
+    """Tell a running capture that core computes ``what`` on the host (a graph break)."""
+    recorder = _active
+    if recorder is not None:
+        recorder.host_compute(what)
+
+
+def random_draw(generator: Any) -> None:
+    """Tell a running capture which generator the next ``random_bits`` draws from."""
+    recorder = _active
+    if recorder is not None:
+        recorder.random_draw(generator)
 
 
 def composite(name: str) -> Callable[[F], F]:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import capture_hooks
 from .. import dtypes as _dt
 from ..shape_util import as_shape, prod
 from ..tensor import Tensor, _make
@@ -95,6 +96,7 @@ def _bits(shape: tuple, dev: Any, gen: Generator | None) -> Tensor:
     g = gen or default_generator
     n = prod(shape)
     key, counter = g._take(n)
+    capture_hooks.random_draw(g)   # a replay draws again from g (compile)
     data = dev.backend.random_bits(shape, key, counter, dev.index)
     return _make(data, dev, _dt.uint32)
 
@@ -155,6 +157,7 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None,
     _checked(dev, d)
     real = d.to_real()
     work = real if real is not _dt.float16 and real.compute is real else _dt.float32
+    capture_hooks.host_compute("randn (its Box-Muller transform runs on the host)")
     host = resolve_device("cpu")
     u1 = _uniform01(shape, work, host, generator)._data.astype(np.float64)
     u2 = _uniform01(shape, work, host, generator)._data.astype(np.float64)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...core.autocast_state import autocast_operands, state as _autocast
+from ...core import capture_hooks
 from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.ops.creation import full_like
 from ...core.tensor import Tensor
@@ -216,7 +217,8 @@ def _cross_entropy_index(x: Tensor, t: Tensor, weight: Tensor | None, ignore_ind
         validf = ops.to(valid, x.dtype)
         n_targets = ops.sum(validf)
         # every non-ignored target must be a class index (torch raises too): one sync
-        if not bool(ops.eq(ops.sum(hitf), n_targets).item()):
+        if not capture_hooks.check(ops.eq(ops.sum(hitf), n_targets),
+                                   f"cross_entropy: a target is out of bounds for {c} classes"):
             bad = [v for v in t.tolist() if v != ignore_index and not 0 <= v < c]
             raise IndexError(f"cross_entropy: target {bad[0]} is out of bounds for {c} "
                              f"classes")

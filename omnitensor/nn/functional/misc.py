@@ -7,6 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...core import dtypes as _dt
+from ...core import capture_hooks
 from ...core.capture_hooks import composite
 from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.ops.creation import arange, zeros
@@ -146,7 +147,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
         padding_idx %= num
     flat = input.reshape(-1)
     # torch refuses negative indices here (index_select alone would wrap -1 to the last row)
-    if flat.numel() and ((flat < 0) | (flat >= num)).any().item():
+    if flat.numel() and not capture_hooks.check(
+            ((flat >= 0) & (flat < num)).all(),
+            f"embedding: an index is out of range for {num} embeddings"):
         bad = flat[(flat < 0) | (flat >= num)][0].item()
         raise IndexError(f"embedding: index {bad} is out of range for {num} embeddings "
                          f"(valid: 0 to {num - 1}; torch: index out of range in self)")

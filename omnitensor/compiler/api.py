@@ -1,0 +1,416 @@
+"""``omnitensor.compile``: capture one call per guard key, replay it after.
+
+The first call with a new guard key (see ``guards.py``) runs eagerly under the recorder
+(``capture.py``): its results are the eager results, and it leaves a
+:class:`~omnitensor.compiler.ir.Graph` of everything the call ran on the device, forward,
+backward and optimizer update alike. Later calls with the same key replay the graph's plan
+(``replay.py``) on the current arrays of the same tensors, then do what the Python call did
+to Python-visible state:
+
+* rebind the slots it rebound: new ``.grad`` tensors (``zero_grad()`` then ``backward``),
+  optimizer state tensors; writes into parameters and state are real in-place writes;
+* bump the version counters it bumped;
+* draw fresh random numbers from the generators it drew from (dropout masks differ between
+  calls, and a seeded compiled run equals a seeded eager run).
+
+A call a graph cannot stand for runs eagerly for that key, with one warning naming why and
+where (a graph break: ``.item()``, ``bool(t)``, printing, ``nonzero``, a changed Python
+scalar such as an int step counter, outputs that require grad with the backward outside the
+call); with ``fullgraph=True`` a break raises :class:`~omnitensor.compiler.Unsupported`
+naming the user's line. A changed guard retraces; after ``config.cache_size_limit``
+(8, torch's) traces a function warns once and runs eagerly for new keys.
+"""
+from __future__ import annotations
+
+import functools
+import types
+import warnings
+import weakref
+from typing import Any, Callable
+
+from ..core import capture_hooks
+from ..core.tensor import Tensor, _make
+from . import capture, replay
+from .guards import Discovery, discover, global_names
+from .ir import Graph
+
+__all__ = ["compile", "CompiledFunction", "CompiledModule", "config", "disable",
+           "is_compiling", "reset", "allow_in_graph", "assume_constant_result"]
+
+_BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs")
+_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+class _Config:
+    """``omnitensor.compiler.config`` (torch's ``torch._dynamo.config`` names)."""
+
+    cache_size_limit = 8
+    #: ``False`` makes every compiled function run eagerly (a debugging switch)
+    enabled = True
+
+
+config = _Config()
+_ALL: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()
+# id(tensor) -> (weakref, version) left by the last compiled run: a different version at
+# entry means the tensor was mutated outside a compiled call (the version guard)
+_LEFT: dict[int, tuple[Any, int]] = {}
+_MISSING = object()
+
+
+def _versions_ok(d: Discovery) -> bool:
+    for t in d.versioned:
+        seen = _LEFT.get(id(t))
+        if seen is not None and seen[0]() is t and seen[1] != t._version:
+            return False
+    return True
+
+
+def _leave_versions(d: Discovery) -> None:
+    for t in d.versioned:
+        _LEFT[id(t)] = (weakref.ref(t), t._version)
+    if len(_LEFT) > 100_000:   # forget dead tensors now and then
+        for k in [k for k, (r, _v) in _LEFT.items() if r() is None]:
+            del _LEFT[k]
+
+
+class _Entry:
+    """One guard key's capture: its plan, or why it runs eagerly."""
+
+    def __init__(self) -> None:
+        self.reason: str | None = None          # None: replayable
+        self.plan: replay.Plan | None = None
+        self.graph: Graph | None = None
+        self.inputs: list[tuple[str | None, Any]] = []   # (tensor name, or None + array)
+        self.n_out = 0
+        self.template: Any = None
+        self.out_meta: list[tuple[Any, Any]] = []         # (device, dtype) per output
+        self.bindings: list[tuple[Any, int | None, Any, Any]] = []  # slot, index, dev, dtype
+        self.data_bindings: list[tuple[str, int]] = []
+        self.bumps: list[tuple[str, int]] = []
+        self.replays = 0
+
+
+class CompiledFunction:
+    """What ``omnitensor.compile(fn)`` returns for a function (see the module docstring)."""
+
+    def __init__(self, fn: Callable[..., Any], fullgraph: bool = False,
+                 dynamic: bool | None = None) -> None:
+        self._fn = fn
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        target = fn.__func__ if isinstance(fn, types.MethodType) else fn
+        self._globals = global_names(target) if not hasattr(fn, "named_parameters") \
+            else global_names(getattr(type(fn), "forward", None))
+        self._cache: dict[Any, _Entry] = {}
+        self.traces = 0
+        self._limit_warned = False
+        self._warned: set[str] = set()
+        functools.update_wrapper(self, fn, updated=())   # type: ignore[arg-type]
+        _ALL.add(self)
+
+    # ---------------------------------------------------------------- the call
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fn = self._fn
+        if not config.enabled or capture_hooks.active() is not None:
+            return fn(*args, **kwargs)   # nested in an outer capture: part of its graph
+        d = discover(fn, args, kwargs, self._globals)
+        try:
+            key = tuple(d.key)
+            entry = self._cache.get(key)
+        except TypeError:   # an unhashable argument
+            return self._eager("an argument that cannot be guarded (unhashable)", fn,
+                               args, kwargs)
+        if entry is not None and entry.reason is not None:
+            result = fn(*args, **kwargs)   # this key breaks the graph: eager
+            _leave_versions(d)
+            return result
+        if entry is not None and _versions_ok(d):
+            return self._replay(entry, d)
+        if self.traces >= config.cache_size_limit:
+            if not self._limit_warned:
+                self._limit_warned = True
+                warnings.warn(
+                    f"omnitensor.compile: {getattr(fn, '__qualname__', fn)!s} hit "
+                    f"config.cache_size_limit ({config.cache_size_limit}) recompiles; new "
+                    f"guard keys run eagerly. The last change that retraced: shapes, "
+                    f"dtypes, grad mode, train/eval, parameters, optimizer state or "
+                    f"hyperparameters, scalar arguments (torch._dynamo's warning).",
+                    UserWarning, stacklevel=2)
+            return fn(*args, **kwargs)
+        self.traces += 1
+        entry = _Entry()
+        result = self._trace(entry, d, args, kwargs)
+        self._cache[key] = entry
+        if entry.reason is not None and entry.reason not in self._warned:
+            self._warned.add(entry.reason)
+            warnings.warn(f"omnitensor.compile: graph break: {entry.reason}; calls like this "
+                          f"one run eagerly", UserWarning, stacklevel=2)
+        return result
+
+    def _eager(self, why: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        if why not in self._warned:
+            self._warned.add(why)
+            warnings.warn(f"omnitensor.compile: {why}: running eagerly", UserWarning,
+                          stacklevel=3)
+        return fn(*args, **kwargs)
+
+    # ---------------------------------------------------------------- capture
+    def _trace(self, e: _Entry, d0: Discovery, args: tuple, kwargs: dict) -> Any:
+        fn = self._fn
+        start_slots = {n: s.get() for n, s in d0.slots.items()}
+        start_data = {n: t._data for n, t in d0.tensors.items()}
+        start_versions = {n: t._version for n, t in d0.tensors.items()}
+        rec = capture.Recorder(capture.graph_device(args, kwargs, fn), d0.sources(),
+                               hooks=True, fullgraph=self.fullgraph)
+        with capture.recording(rec):
+            result = fn(*args, **kwargs)
+        d1 = discover(fn, args, kwargs, self._globals)
+        _leave_versions(d1)
+        why = self._why_not(rec, d0, d1)
+        if why is not None:
+            e.reason = why
+            return result
+        values = rec.values
+        extra: list = []
+        # slots the call rebound (new .grad tensors, new optimizer state tensors)
+        grads_changed = False
+        for name, slot in d1.slots.items():
+            new = slot.get()
+            old = start_slots.get(name, _MISSING)
+            if new is old:
+                continue
+            if not (name.endswith(".grad") or ".state[" in name):
+                e.reason = f"the call rebinds the parameter or buffer {name}"
+                return result
+            grads_changed = grads_changed or name.endswith(".grad")
+            if new is None:
+                e.bindings.append((slot, None, None, None))
+                continue
+            v = values.get(id(new._data))
+            if v is None:
+                e.reason = f"the call stores a tensor the graph did not produce in {name}"
+                return result
+            e.bindings.append((slot, len(extra), new._device, new._dtype))
+            extra.append(v)
+        for name, t in d0.tensors.items():
+            if d1.tensors.get(name) is not t:
+                continue
+            if t._data is not start_data[name]:
+                v = values.get(id(t._data))
+                if v is None:
+                    e.reason = f"the call replaced the storage of {name}"
+                    return result
+                e.data_bindings.append((name, len(extra)))
+                extra.append(v)
+            delta = t._version - start_versions[name]
+            if delta:
+                e.bumps.append((name, delta))
+                grads_changed = grads_changed or name.endswith(".grad")
+        # the result: tensors by value (or the same tensor when it is one the call reads)
+        by_id = {id(t): n for n, t in d1.tensors.items()}
+        outs: list = []
+        requires_grad = []
+
+        def tmpl(o: Any) -> Any:
+            if isinstance(o, Tensor):
+                if id(o) in by_id:
+                    return ("S", by_id[id(o)])
+                v = values.get(id(o._data))
+                if v is None:
+                    raise _NotGraph("the result holds a tensor the graph did not produce")
+                if o.requires_grad:
+                    requires_grad.append(o)
+                outs.append(v)
+                e.out_meta.append((o._device, o._dtype))
+                return ("T", len(outs) - 1)
+            if isinstance(o, (tuple, list)) and type(o) in (tuple, list):
+                return (type(o), [tmpl(x) for x in o])
+            if isinstance(o, dict) and type(o) is dict:
+                return (dict, [(k, tmpl(x)) for k, x in o.items()])
+            return ("C", o)
+        try:
+            e.template = tmpl(result)
+        except _NotGraph as err:
+            e.reason = str(err)
+            return result
+        if requires_grad and not grads_changed:
+            e.reason = ("the result requires grad and the backward runs outside the compiled "
+                        "function (compile the whole training step: forward, backward and "
+                        "optimizer step)")
+            return result
+        graph = rec.graph(outs, [])
+        gens = {i: g for i, g in rec.random_gens.items()}
+        try:
+            e.plan = replay.build_plan(graph, extra_outputs=extra, generators=gens)
+        except Exception as err:   # noqa: BLE001 - a plan we cannot build runs eagerly
+            e.reason = f"the captured graph cannot be planned ({err})"
+            return result
+        e.graph = graph
+        e.n_out = len(outs)
+        names = {id(t): n for n, t in d0.tensors.items()}
+        for _inp, owner, arr in zip(rec.inputs, rec.input_tensors, rec.input_arrays):
+            if owner is not None and id(owner) in names:
+                e.inputs.append((names[id(owner)], None))
+            else:
+                e.inputs.append((None, arr))
+        return result
+
+    @staticmethod
+    def _why_not(rec: capture.Recorder, d0: Discovery, d1: Discovery) -> str | None:
+        if rec.breaks:
+            return rec.breaks[0]
+        for i, n in enumerate(rec.nodes):
+            if n.op == "random_bits" and i not in rec.random_gens:
+                return "a random draw the capture cannot attribute to a generator"
+        changed = [k for k in set(d0.scalars) | set(d1.scalars)
+                   if d0.scalars.get(k, _MISSING) != d1.scalars.get(k, _MISSING)]
+        if changed:
+            k = sorted(changed)[0]
+            return (f"the call changes the Python value {k} "
+                    f"({d0.scalars.get(k, '<unset>')!r} -> {d1.scalars.get(k, '<unset>')!r}), "
+                    f"which a replay cannot repeat")
+        return None
+
+    # ---------------------------------------------------------------- replay
+    def _replay(self, e: _Entry, d: Discovery) -> Any:
+        tensors = d.tensors
+        arrays = [tensors[n]._data if n is not None else a for n, a in e.inputs]
+        res = e.plan(arrays)  # type: ignore[misc]
+        n_out = e.n_out
+        for slot, i, dev, dt in e.bindings:
+            slot.set(None if i is None else _make(res[n_out + i], dev, dt))
+        for name, i in e.data_bindings:
+            tensors[name]._data = res[n_out + i]
+        for name, delta in e.bumps:
+            t = tensors[name]
+            base = t._base if t._base is not None else t
+            base._vc += delta
+        _leave_versions(d)
+        e.replays += 1
+        meta = e.out_meta
+
+        def build(t: Any) -> Any:
+            tag, x = t
+            if tag == "T":
+                dev, dt = meta[x]
+                return _make(res[x], dev, dt)
+            if tag == "S":
+                return tensors[x]
+            if tag == "C":
+                return x
+            if tag is dict:
+                return {k: build(v) for k, v in x}
+            return tag(build(v) for v in x)
+        return build(e.template)
+
+    # ---------------------------------------------------------------- introspection
+    def graphs(self) -> list[Graph]:
+        """The captured graphs of this function's replayable guard keys."""
+        return [e.graph for e in self._cache.values() if e.graph is not None]
+
+    def cache_info(self) -> dict[str, Any]:
+        """``traces`` (captures so far), ``entries`` (guard keys), ``replayable`` keys,
+        ``replays`` and the ``breaks`` (reasons a key runs eagerly)."""
+        es = list(self._cache.values())
+        return {"traces": self.traces, "entries": len(es),
+                "replayable": sum(e.reason is None for e in es),
+                "replays": sum(e.replays for e in es),
+                "breaks": [e.reason for e in es if e.reason is not None]}
+
+    def _reset(self) -> None:
+        self._cache.clear()
+        self.traces = 0
+        self._limit_warned = False
+        self._warned.clear()
+
+
+class _NotGraph(Exception):
+    pass
+
+
+class CompiledModule:
+    """What ``omnitensor.compile(module)`` returns (torch's ``OptimizedModule``): calls go
+    through the compiled function of the module; attributes are the module's
+    (``_orig_mod`` is the module itself)."""
+
+    def __init__(self, module: Any, fullgraph: bool, dynamic: bool | None) -> None:
+        self.__dict__["_orig_mod"] = module
+        self.__dict__["_compiled"] = CompiledFunction(module, fullgraph, dynamic)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["_orig_mod"], name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._orig_mod, name, value)
+
+    def __repr__(self) -> str:
+        return f"CompiledModule({self._orig_mod!r})"
+
+
+def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None = None,  # noqa: A001
+            backend: Any = "inductor", mode: str | None = None, options: dict | None = None,
+            disable: bool = False) -> Any:
+    """torch.compile's signature: ``compile(fn)``, ``@compile``, ``@compile(fullgraph=True)``,
+    ``compile(module)``. ``backend`` and ``mode`` are validated (every backend name gets the
+    same capture and replay; a callable backend is not called); ``dynamic`` is kept but
+    shapes are always specialised (a new shape retraces); ``disable=True`` returns
+    ``model`` itself."""
+    if mode not in _MODES:
+        raise ValueError(f"compile: unknown mode {mode!r}; torch's modes are "
+                         f"{', '.join(repr(m) for m in _MODES[1:])}")
+    if isinstance(backend, str) and backend not in _BACKENDS:
+        raise ValueError(f"compile: unknown backend {backend!r}; expected one of "
+                         f"{', '.join(_BACKENDS)} or a callable")
+    if model is None:
+        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                 mode=mode, options=options, disable=disable)
+    if not callable(model):
+        raise TypeError(f"compile: expected a function or an nn.Module, got "
+                        f"{type(model).__name__}")
+    if disable:
+        return model
+    if hasattr(model, "named_parameters") and hasattr(model, "forward"):
+        return CompiledModule(model, fullgraph, dynamic)
+    return CompiledFunction(model, fullgraph, dynamic)
+
+
+def disable(fn: Callable | None = None, recursive: bool = True) -> Any:
+    """torch.compiler.disable: ``fn`` runs eagerly; called inside a compiled function it is
+    a graph break (an error with ``fullgraph=True``)."""
+    if fn is None:
+        return lambda f: disable(f, recursive)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        rec = capture_hooks.active()
+        if rec is not None and hasattr(rec, "host_read"):
+            rec.host_read(f"{getattr(fn, '__qualname__', fn)} is marked "
+                          f"omnitensor.compiler.disable")
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+def is_compiling() -> bool:
+    """True while a capture runs (inside the traced call of a compiled function)."""
+    return capture_hooks.active() is not None
+
+
+def reset() -> None:
+    """torch.compiler.reset: forget every compiled function's captures."""
+    for cf in list(_ALL):
+        cf._reset()
+    _LEFT.clear()
+
+
+def allow_in_graph(fn: Callable) -> Callable:
+    """torch.compiler.allow_in_graph: every function's tensor work is captured already."""
+    return fn
+
+
+def assume_constant_result(fn: Callable) -> Callable:
+    """torch.compiler.assume_constant_result: returns ``fn`` (its host reads still break
+    the graph: a result assumed constant could be stale)."""
+    return fn

@@ -1,0 +1,287 @@
+"""What a compiled call reads, and the guard key that says when a captured graph applies.
+
+:func:`discover` walks what a call can reach (its arguments, the compiled module, the
+function's ``self``, closure cells and the globals its code names) and finds, duck-typed
+(``compiler`` imports neither ``nn`` nor ``optim``):
+
+* **tensors**, by stable names (``args[0]``, ``fc1.weight``, ``fc1.weight.grad``,
+  ``opt.state[0].exp_avg``, ``globals.mask``): the sources a capture resolves its inputs
+  from, and what a replay reads its inputs from (the *current* tensor of each name);
+* **slots**, the Python places that hold tensors (``p.grad``, optimizer state entries,
+  a module's parameter and buffer dicts), so a capture can see which ones a call rebinds
+  (``zero_grad`` then ``backward`` makes new ``.grad`` tensors) and a replay rebind them;
+* the **guard key**: shapes, dtypes, devices and ``requires_grad`` of tensor arguments, the
+  values of scalar arguments, grad mode, every submodule's ``training`` flag, parameter and
+  buffer identities and metadata, which gradients exist, the optimizer state's structure and
+  hyperparameters (``lr``, ``momentum``, ...), scalar closure and global values;
+* **scalars**: Python-visible state a call could change (hyperparameters, scalar optimizer
+  state, ``training`` flags, scalar globals). A call that changes one cannot be replayed.
+"""
+from __future__ import annotations
+
+import types
+from typing import Any, Callable, Iterator
+
+from ..core.grad_mode import is_grad_enabled
+from ..core.tensor import Tensor
+
+__all__ = ["Discovery", "Slot", "discover", "global_names", "tensor_meta"]
+
+_SCALARS = (bool, int, float, complex, str, type(None))
+
+
+def tensor_meta(t: Tensor) -> tuple:
+    return (t._data.shape, t._dtype, t._device, t.requires_grad)
+
+
+def _is_module(o: Any) -> bool:
+    return hasattr(o, "named_parameters") and hasattr(o, "named_buffers") and \
+        hasattr(o, "training") and hasattr(o, "modules")
+
+
+def _is_optimizer(o: Any) -> bool:
+    return hasattr(o, "param_groups") and hasattr(o, "state") and \
+        isinstance(getattr(o, "param_groups", None), list)
+
+
+class Slot:
+    """A Python place holding a tensor: ``root`` then ``path`` steps (``("attr", name)`` or
+    ``("item", key)``)."""
+
+    __slots__ = ("root", "path", "name")
+
+    def __init__(self, root: Any, path: tuple, name: str) -> None:
+        self.root, self.path, self.name = root, path, name
+
+    def get(self) -> Any:
+        o = self.root
+        for kind, k in self.path:
+            if kind == "attr":
+                o = getattr(o, k, None)
+            else:
+                try:
+                    o = o[k] if o is not None else None
+                except (KeyError, IndexError, TypeError):
+                    return None
+            if o is None:
+                return None
+        return o
+
+    def set(self, value: Any) -> None:
+        o = self.root
+        for kind, k in self.path[:-1]:
+            o = getattr(o, k) if kind == "attr" else o[k]
+        kind, k = self.path[-1]
+        if kind == "attr":
+            setattr(o, k, value)
+        elif value is None:
+            o.pop(k, None)
+        else:
+            o[k] = value
+
+
+class Discovery:
+    """One walk of what a call reaches (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.tensors: dict[str, Tensor] = {}
+        self.kinds: dict[str, str] = {}
+        self.slots: dict[str, Slot] = {}
+        self.key: list = [is_grad_enabled()]
+        self.scalars: dict[str, Any] = {}
+        self.versioned: list[Tensor] = []   # parameters and buffers (version guard)
+        self._seen: set[int] = set()
+
+    def add_tensor(self, name: str, t: Tensor, kind: str) -> None:
+        if name not in self.tensors:
+            self.tensors[name] = t
+            self.kinds[name] = kind
+
+    def sources(self) -> dict[int, tuple[str, str, Tensor]]:
+        """``id(array) -> (kind, name, tensor)`` for a capture (first name wins)."""
+        src: dict[int, tuple[str, str, Tensor]] = {}
+        for name, t in self.tensors.items():
+            src.setdefault(id(t._data), (self.kinds[name], name, t))
+        return src
+
+    # ------------------------------------------------------------------ walkers
+    def arg(self, name: str, o: Any, depth: int = 0) -> None:
+        key = self.key
+        if isinstance(o, Tensor):
+            self.add_tensor(name, o, "arg")
+            key.append(tensor_meta(o))
+        elif isinstance(o, _SCALARS):
+            key.append((o.__class__, o))
+        elif isinstance(o, (tuple, list)) and depth < 3:
+            key.append((o.__class__, len(o)))
+            for i, x in enumerate(o):
+                self.arg(f"{name}[{i}]", x, depth + 1)
+        elif isinstance(o, dict) and depth < 3:
+            key.append((dict, tuple(o)))
+            for k, x in o.items():
+                self.arg(f"{name}[{k!r}]", x, depth + 1)
+        else:
+            key.append((o.__class__, id(o)))
+            self.obj(name, o)
+
+    def obj(self, name: str, o: Any, depth: int = 0) -> None:
+        """A closure/global/self object: modules, optimizers, tensors, scalars,
+        containers of them."""
+        if id(o) in self._seen:
+            return
+        if isinstance(o, Tensor):
+            self._seen.add(id(o))
+            self.add_tensor(name, o, "state")
+            self.key.append((name, tensor_meta(o)))
+        elif isinstance(o, _SCALARS):
+            self.key.append((name, o))
+            self.scalars[name] = o
+        elif _is_module(o):
+            self._seen.add(id(o))
+            self.module(name, o)
+        elif _is_optimizer(o):
+            self._seen.add(id(o))
+            self.optimizer(name, o)
+        elif _is_optimizer(getattr(o, "optimizer", None)):   # an LR scheduler
+            self._seen.add(id(o))
+            self.obj(name + ".optimizer", o.optimizer, depth)
+        elif isinstance(o, (tuple, list)) and depth < 2:
+            self._seen.add(id(o))
+            for i, x in enumerate(o[:64]):
+                self.obj(f"{name}[{i}]", x, depth + 1)
+        elif isinstance(o, dict) and depth < 2 and len(o) <= 64:
+            self._seen.add(id(o))
+            for k, x in o.items():
+                if isinstance(k, (str, int)):
+                    self.obj(f"{name}[{k!r}]", x, depth + 1)
+
+    def module(self, name: str, m: Any) -> None:
+        prefix = "" if name == "self" else name + "."
+        key = self.key
+        for mname, sub in m.named_modules() if hasattr(m, "named_modules") else ():
+            flag = bool(sub.training)
+            key.append(flag)
+            self.scalars[f"{prefix}{mname}.training"] = flag
+            mp = f"{prefix}{mname}." if mname else prefix
+            for pname, p in sub._parameters.items():
+                full = mp + pname
+                self.slots[full] = Slot(sub, (("attr", "_parameters"), ("item", pname)), full)
+                if p is None:
+                    key.append(None)
+                    continue
+                self.param(full, p)
+            for bname, b in sub._buffers.items():
+                full = mp + bname
+                self.slots[full] = Slot(sub, (("attr", "_buffers"), ("item", bname)), full)
+                if b is None:
+                    key.append(None)
+                    continue
+                if id(b) not in self._seen:
+                    self._seen.add(id(b))
+                    self.add_tensor(full, b, "buffer")
+                    self.versioned.append(b)
+                key.append((id(b),) + tensor_meta(b))
+            for aname, a in sub.__dict__.items():   # plain tensor attributes
+                if isinstance(a, Tensor) and id(a) not in self._seen:
+                    self._seen.add(id(a))
+                    self.add_tensor(mp + aname, a, "buffer")
+                    key.append((aname,) + tensor_meta(a))
+
+    def param(self, name: str, p: Tensor) -> None:
+        if id(p) in self._seen:
+            self.key.append(id(p))
+            return
+        self._seen.add(id(p))
+        self.add_tensor(name, p, "param")
+        self.versioned.append(p)
+        g = p.grad
+        self.slots[name + ".grad"] = Slot(p, (("attr", "grad"),), name + ".grad")
+        if g is None:
+            self.key.append((id(p),) + tensor_meta(p))
+        else:
+            self.add_tensor(name + ".grad", g, "state")
+            self.key.append((id(p),) + tensor_meta(p) + tensor_meta(g))
+
+    def optimizer(self, name: str, opt: Any) -> None:
+        key = self.key
+        names: dict[int, str] = {}
+        for gi, group in enumerate(opt.param_groups):
+            for k, v in group.items():
+                if k != "params":
+                    hv = v if isinstance(v, _SCALARS) else (
+                        tuple(v) if isinstance(v, (tuple, list)) else type(v).__name__)
+                    key.append((k, hv))
+                    self.scalars[f"{name}.param_groups[{gi}].{k}"] = hv
+            for pi, p in enumerate(group["params"]):
+                pname = f"{name}.params[{gi}][{pi}]"
+                names[id(p)] = pname
+                self.param(pname, p)
+        for p, st in list(opt.state.items()):
+            pname = names.get(id(p), f"{name}.state[?{id(p)}]")
+            if not isinstance(st, dict):
+                continue
+            key.append((pname, tuple(st)))
+            for k, v in st.items():
+                full = f"{name}.state[{pname}].{k}"
+                self.slots[full] = Slot(opt, (("attr", "state"), ("item", p), ("item", k)),
+                                        full)
+                if isinstance(v, Tensor):
+                    self.add_tensor(full, v, "state")
+                    key.append(tensor_meta(v))
+                elif isinstance(v, _SCALARS):
+                    key.append((k, v))
+                    self.scalars[full] = v
+
+
+def global_names(fn: Callable) -> tuple[str, ...]:
+    """The global names ``fn``'s code (and the code nested in it) reads."""
+    out: list[str] = []
+
+    def walk(code: types.CodeType) -> None:
+        out.extend(code.co_names)
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                walk(c)
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        walk(code)
+    return tuple(dict.fromkeys(out))
+
+
+def _roots(fn: Any) -> Iterator[tuple[str, Any]]:
+    if _is_module(fn):
+        yield "self", fn
+        return
+    target = fn
+    if isinstance(fn, types.MethodType):
+        yield "self", fn.__self__
+        target = fn.__func__
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return
+    for cname, cell in zip(code.co_freevars, target.__closure__ or ()):
+        try:
+            yield f"closure.{cname}", cell.cell_contents
+        except ValueError:   # an empty cell
+            pass
+
+
+def discover(fn: Any, args: tuple, kwargs: dict, globals_read: tuple[str, ...]) -> Discovery:
+    """Walk everything a call of ``fn`` reaches (see the module docstring)."""
+    d = Discovery()
+    for i, a in enumerate(args):
+        d.arg(f"args[{i}]", a)
+    for k, a in kwargs.items():
+        d.key.append(k)
+        d.arg(f"kwargs[{k!r}]", a)
+    for name, o in _roots(fn):
+        d.obj(name, o)
+    g = getattr(getattr(fn, "__func__", fn), "__globals__", None)
+    if g is not None:
+        for name in globals_read:
+            if name in g:
+                o = g[name]
+                if not isinstance(o, (types.ModuleType, types.FunctionType, type,
+                                      types.BuiltinFunctionType)):
+                    d.obj(f"globals.{name}", o)
+    return d

@@ -22,6 +22,7 @@ recording stops, and the spans are read then.
 """
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from typing import Any
@@ -89,8 +90,8 @@ class Session:
         self._installed: list[tuple[Any, str, Any]] = []  # (backend, name, previous)
         self._timers: dict[tuple[int, int], Any] = {}
         self._counts: dict[int, int] = {}
-        self._lock = threading.Lock()
-        self._next_id = 0
+        self._ids = itertools.count()  # next() is atomic under the GIL
+        self._where: dict[tuple[int, int], tuple[str, Any]] = {}  # -> (device, timer)
         self.devices: dict[str, str] = {}  # device string -> label for the trace
 
     # ------------------------------------------------------------ instrumentation
@@ -162,10 +163,7 @@ class Session:
         return st
 
     def _new_event(self, name: str, kind: str, device: str, stack: list) -> FunctionEvent:
-        with self._lock:
-            eid = self._next_id
-            self._next_id += 1
-        ev = FunctionEvent(eid, name, kind, threading.get_native_id(), device)
+        ev = FunctionEvent(next(self._ids), name, kind, threading.get_native_id(), device)
         ev.cpu_parent = stack[-1] if stack else None
         return ev
 
@@ -207,9 +205,13 @@ class Session:
     def run_op(self, be: Any, name: str, fn: Any, args: tuple, kwargs: dict) -> Any:
         """Run one primitive, timed on the host and (where it has one) the device."""
         index = self._device_index(be, args, kwargs)
-        spec = be.spec
-        device = spec.device_name(index) if spec is not None else f"{be.name}:{index}"
-        timer = self._timer(be, index, device) if self.device_time else None
+        where = self._where.get((id(be), index))
+        if where is None:
+            spec = be.spec
+            device = spec.device_name(index) if spec is not None else f"{be.name}:{index}"
+            timer = self._timer(be, index, device) if self.device_time else None
+            where = self._where[(id(be), index)] = (device, timer)
+        device, timer = where
         stack = self._stack()
         ev = self._new_event(name, "op", device, stack)
         if self.record_shapes:

@@ -12,63 +12,12 @@ from typing import Any
 import numpy as np
 
 from ...errors import UnsupportedDTypeError
+from ...kernels.argreduce import source as _source
 from . import program_cache
 from .array import CLArray, c_strides, new
-from .clsrc import PRELUDE
-from .cltypes import BY_NP, CType, pack_i32, pack_i64
+from .cltypes import BY_NP, pack_i32, pack_i64
 from .elementwise import copy
 from .launch import run_items, set_bytes, set_mem
-
-_ARG = """
-__kernel void {NAME}(__global long *oi, __global {A} *ov, __global const {IC} *x,
-                     __global const long *xi, long xoff, long M, long K, long kstride,
-                     long mchunk, long kchunk, int nsplit, int partials,
-                     __global const long *L) {{
-  long g = get_global_id(0);
-  long nblocks = (M + mchunk - 1) / mchunk;
-  if (g >= nblocks * nsplit) return;
-  long mb = g / nsplit; int part = (int)(g - mb * nsplit);
-  int nk = (int)L[0];
-  __global const long *ksh = L + 1, *kst = L + 1 + nk;
-  long k0 = part * kchunk, k1 = min(K, k0 + kchunk);
-  if (k0 >= k1) return;
-  long m1 = min(M, (mb + 1) * mchunk);
-  for (long m = mb * mchunk; m < m1; m++) {{
-    long base = xoff, rem = m;
-    for (int d = 0; d < nk; d++) {{ long c = rem % ksh[d]; rem /= ksh[d]; base += c * kst[d]; }}
-    {A} best = {LOAD0}; long bi = partials ? xi[base + k0 * kstride] : k0;
-    for (long k = k0 + 1; k < k1; k++) {{
-      {A} v = {LOADK};
-      if ({BETTER}) {{ best = v; bi = partials ? xi[base + k * kstride] : k; }}
-    }}
-    oi[m * nsplit + part] = bi;
-    if (nsplit > 1) ov[m * nsplit + part] = best;
-  }}
-}}
-"""
-
-
-def _better(op: str, t: CType) -> str:
-    cmp = ">" if op == "argmax" else "<"
-    if t.kind == "f":
-        return f"!isnan(best) && (isnan(v) || v {cmp} best)"
-    return f"v {cmp} best"
-
-
-def _source(op: str, t: CType) -> str:
-    parts = [PRELUDE]
-    for partials in (False, True):
-        ic = t.comp if partials else t.c
-        half = t.half and not partials
-
-        def load(idx: str, half: bool = half) -> str:  # called within this iteration
-            return f"vload_half({idx}, x)" if half else f"x[{idx}]"
-        parts.append(_ARG.format(
-            NAME=f"{op}_{t.key}_{'p' if partials else 'x'}", A=t.comp, IC=ic,
-            LOAD0=load("base + k0 * kstride"), LOADK=load("base + k * kstride"),
-            BETTER=_better(op, t)))
-    return "\n".join(parts)
-
 
 def argreduce(op: str, x: CLArray, axis: int | None, keepdims: bool) -> CLArray:
     st = x.state

@@ -1,4 +1,5 @@
-"""Gather/scatter with one index array per axis (``gather_nd``/``scatter_nd``), concat, pad.
+"""Gather/scatter with one index array per axis (``gather_nd``/``scatter_nd``), concat, pad:
+the kernels come from :mod:`omnitensor.kernels.indexing`.
 
 Gathers and plain scatters only move bytes, so their kernels depend on the item size and
 the number of index arrays. ``scatter_nd(accumulate=True)`` must sum duplicate indices: each
@@ -11,121 +12,16 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ...kernels.indexing import source as _gen_source
 from . import program_cache
 from .array import CLArray, new, view
-from .clsrc import PRELUDE
-from .cltypes import BITS, BY_NP, CType, pack_i32, pack_i64
+from .cltypes import BITS, BY_NP, pack_i32, pack_i64
 from .elementwise import copy_into, fill
 from .launch import run, set_bytes, set_mem
 
-_HEAD = """
-__kernel void {NAME}(__global {XT} *x, long xoff, __global const {VT} *v, long voff,
-                     {IDX_ARGS}, long n, long chunk, int flags, __global const long *L) {{
-  long g = get_global_id(0);
-  long s = g * chunk, e = min(n, s + chunk);
-  int nd = (int)L[0];
-  __global const long *sh = L + 1, *xs = L + 1 + nd, *vs = xs + {N};
-  for (long i = s; i < e; i++) {{
-    long r = i, vo = voff; {QDECL}
-    for (int d = 0; d < nd; d++) {{
-      long c = r % sh[d]; r /= sh[d]; vo += c * vs[d]; {QWALK}
-    }}
-    long off = xoff {OFFSUM};
-    {BODY}
-  }}
-}}
-"""
-
-_ATOMIC = {
-    "i32": "atomic_add((volatile __global int *)p, val);",
-    "u32": "atomic_add((volatile __global uint *)p, val);",
-    "i64": "atom_add((volatile __global long *)p, val);",
-    "u64": "atom_add((volatile __global ulong *)p, val);",
-    "f32": "add_f32(p, val);",
-    "f64": "add_f64(p, val);",
-    "c64": "add_f32((__global float *)p, val.x); add_f32((__global float *)p + 1, val.y);",
-    "c128": "add_f64((__global double *)p, val.x); add_f64((__global double *)p + 1, val.y);",
-}
-
-_ATOMIC_HELPERS = """
-inline void add_f32(__global float *p, float v) {
-  union { uint u; float f; } o, m;
-  do { o.f = *p; m.f = o.f + v; }
-  while (atomic_cmpxchg((volatile __global uint *)p, o.u, m.u) != o.u);
-}
-#ifdef cl_khr_int64_extended_atomics
-inline void add_f64(__global double *p, double v) {
-  union { ulong u; double f; } o, m;
-  do { o.f = *p; m.f = o.f + v; }
-  while (atom_cmpxchg((volatile __global ulong *)p, o.u, m.u) != o.u);
-}
-#endif
-// 8- and 16-bit values: compare-and-swap the aligned 32-bit word that contains them
-inline uint word_sub(uint w, int sh, uint mask, uint add, int kind) {
-  uint cur = (w >> sh) & mask, nv;
-  if (kind == 0) nv = cur + add;                       /* integer: wrapping add */
-  else if (kind == 1) nv = cur | add;                  /* bool: logical or */
-  else {                                               /* half: add in float */
-    ushort hb = (ushort)cur, ab = (ushort)add;
-    float f = vload_half(0, (__private half *)&hb) + vload_half(0, (__private half *)&ab);
-    vstore_half_rte(f, 0, (__private half *)&hb); nv = hb;
-  }
-  return (w & ~(mask << sh)) | ((nv & mask) << sh);
-}
-inline void add_small(__global uchar *p, uint add, uint mask, int kind) {
-  __global uint *w = (__global uint *)((ulong)p & ~(ulong)3);
-  int sh = (int)((ulong)p & 3) * 8;
-  uint o;
-  do { o = *w; } while (atomic_cmpxchg((volatile __global uint *)w, o,
-                                       word_sub(o, sh, mask, add, kind)) != o);
-}
-"""
-
-
 def _source(nidx: int, st: Any) -> str:
-    """gather/scatter kernels for every item size, and scatter_add for every dtype, with
-    ``nidx`` index arrays."""
-    idx_args = ", ".join(f"__global const long *i{j}, long io{j}" for j in range(nidx))
-    qdecl = " ".join(f"long q{j} = io{j};" for j in range(nidx))
-    qwalk = " ".join(f"q{j} += c * vs[(1 + {j}) * nd + d];" for j in range(nidx))
-    offsum = "".join(f" + i{j}[q{j}] * xs[{j}]" for j in range(nidx))
-    parts = [PRELUDE, _ATOMIC_HELPERS]
-
-    def kern(name: str, xt: str, vt: str, body: str) -> str:
-        return _HEAD.format(NAME=name, XT=xt, VT=vt, IDX_ARGS=idx_args, N=nidx, QDECL=qdecl,
-                            QWALK=qwalk, OFFSUM=offsum, BODY=body)
-    for t in BITS.values():
-        # gather: x is the source, v the (contiguous) output
-        parts.append(kern(f"gather_{t.key}_{nidx}", t.c, t.c, "((__global "
-                          f"{t.c} *)v)[vo] = x[off];"))
-        parts.append(kern(f"scatter_{t.key}_{nidx}", t.c, t.c, "x[off] = v[vo];"))
-    i64atom = st.int64_atomics
-    for t in BY_NP.values():
-        if not st.supports(t.np):
-            continue
-        if t.key in _ATOMIC and (i64atom or t.itemsize < 8 or t.key == "c64"):
-            body = f"__global {t.c} *p = x + off; {t.c} val = v[vo]; " \
-                   f"if (flags) {{ {_ATOMIC[t.key]} }} else {{ *p = {_plain_add(t)}; }}"
-        elif t.itemsize >= 4:  # no 64-bit atomics on this device: run serially
-            body = f"__global {t.c} *p = x + off; {t.c} val = v[vo]; *p = {_plain_add(t)};"
-        else:
-            kind = 1 if t.kind == "b" else (2 if t.half else 0)
-            mask = "0xffu" if t.itemsize == 1 else "0xffffu"
-            cast = "ushort" if t.half else ("uchar" if t.itemsize == 1 else "ushort")
-            body = (f"__global {t.c} *p = x + off; uint val = (uint)(({cast} *)(v + vo))[0]; "
-                    f"if (flags) add_small((__global uchar *)p, val, {mask}, {kind}); "
-                    f"else add_small((__global uchar *)p, val, {mask}, {kind});")
-            body = body.replace(f"(({cast} *)(v + vo))", f"((__global const {cast} *)(v + vo))")
-        parts.append(kern(f"scatter_add_{t.key}_{nidx}", t.c, t.c, body))
-    return "\n".join(parts)
-
-
-def _plain_add(t: CType) -> str:
-    if t.kind in "iu":
-        return f"({t.c})(({t.wide})*p + ({t.wide})val)"
-    if t.kind == "b":
-        return "*p | val"
-    return "*p + val"
+    return _gen_source(nidx, [t for t in BY_NP.values() if st.supports(t.np)],
+                       st.int64_atomics)
 
 
 def _kernel(st: Any, name: str, nidx: int) -> Any:

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pyopencl as cl
 
+from ...kernels.random import arange_source
 from . import program_cache
 from .array import CLArray, new
-from .clsrc import PRELUDE
 from .cltypes import BY_NP, pack_i64
 from .elementwise import copy, fill
 from .launch import run1d, set_bytes, set_mem
@@ -112,31 +112,8 @@ def full(st: Any, shape: tuple[int, ...], value: Any, dtype: np.dtype) -> CLArra
 
 
 # ------------------------------------------------------------------------- arange
-_ARANGE = """
-__kernel void arange_{K}(__global {C} *o, long n, {S} start, {S} step) {{
-  long i = get_global_id(0);
-  if (i >= n) return;
-  {BODY}
-}}
-"""
-
-
 def _arange_source(st: Any) -> str:
-    parts = [PRELUDE]
-    for t in BY_NP.values():
-        if not st.supports(t.np):
-            continue
-        if t.kind in "iub":
-            body = f"o[i] = ({t.c})(start + step * i);"
-            s = "long" if t.kind != "u" else "ulong"
-        elif t.kind == "f":
-            body = t.store("o", "i", f"({t.comp})i * step + start")
-            s = t.comp
-        else:
-            body = f"o[i] = ({t.c})(({t.real})i * step.x + start.x, ({t.real})i * step.y + start.y);"
-            s = t.c
-        parts.append(_ARANGE.format(K=t.key, C=t.c, S=s, BODY=body))
-    return "\n".join(parts)
+    return arange_source([t for t in BY_NP.values() if st.supports(t.np)])
 
 
 def arange(st: Any, start: Any, step: Any, n: int, dtype: np.dtype) -> CLArray:

@@ -1,4 +1,5 @@
-"""``random_bits``: the Philox-4x32-10 stream of ``backends/philox.py``, bit for bit.
+"""``random_bits``: the Philox-4x32-10 stream of ``backends/philox.py``, bit for bit (the
+kernel comes from :mod:`omnitensor.kernels.random`).
 
 Word ``i`` of the output is word ``i % 4`` of the Philox block for the 64-bit counter
 ``counter + i // 4`` (low word first, upper two counter words 0) under the 2-word key; the
@@ -11,35 +12,14 @@ from typing import Any
 
 import numpy as np
 
+from ...kernels.random import philox_source
 from ..philox import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1, ROUNDS
 from . import program_cache
 from .array import CLArray, new
 from .cltypes import pack_i64, pack_u32
 from .launch import run, set_bytes, set_mem
 
-_SRC = f"""
-__kernel void philox(__global uint *o, long n, long chunk, uint k0, uint k1, ulong counter) {{
-  long g = get_global_id(0);
-  long nb = (n + 3) / 4, b0 = g * chunk, b1 = min(nb, b0 + chunk);
-  for (long b = b0; b < b1; b++) {{
-    ulong ctr = counter + (ulong)b;
-    uint c0 = (uint)ctr, c1 = (uint)(ctr >> 32), c2 = 0, c3 = 0, a = k0, z = k1;
-    for (int r = 0; r < {ROUNDS}; r++) {{
-      uint hi0 = mul_hi({PHILOX_M0}u, c0), lo0 = {PHILOX_M0}u * c0;
-      uint hi1 = mul_hi({PHILOX_M1}u, c2), lo1 = {PHILOX_M1}u * c2;
-      c0 = hi1 ^ c1 ^ a; c1 = lo1; c2 = hi0 ^ c3 ^ z; c3 = lo0;
-      a += {PHILOX_W0}u; z += {PHILOX_W1}u;
-    }}
-    long i = 4 * b;
-    if (i + 3 < n) {{ o[i] = c0; o[i + 1] = c1; o[i + 2] = c2; o[i + 3] = c3; }}
-    else {{
-      if (i < n) o[i] = c0;
-      if (i + 1 < n) o[i + 1] = c1;
-      if (i + 2 < n) o[i + 2] = c2;
-    }}
-  }}
-}}
-"""
+_SRC = philox_source(PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1, ROUNDS)
 
 
 def random_bits(st: Any, shape: tuple[int, ...], key: tuple[int, int], counter: int

@@ -15,76 +15,13 @@ from typing import Any
 import numpy as np
 
 from ...errors import UnsupportedDTypeError
+from ...kernels.sort import RUN as _RUN
+from ...kernels.sort import source as _source
 from . import program_cache
 from .array import CLArray, new, permute
-from .clsrc import PRELUDE
 from .cltypes import BY_NP, CType, pack_i32, pack_i64
 from .elementwise import astype, copy
 from .launch import run_items, set_bytes, set_mem
-
-_RUN = 32
-
-_SRC = """
-inline int lt_{K}({T} a, {T} b) {{ return {LT}; }}
-inline int before_{K}({T} a, {T} b, int desc) {{ return desc ? lt_{K}(b, a) : lt_{K}(a, b); }}
-
-__kernel void runsort_{K}(__global {T} *k, __global long *ix, long K, long runs, long total,
-                          int desc) {{
-  long g = get_global_id(0);
-  if (g >= total) return;
-  long row = g / runs, lo = (g - row * runs) * {R}, hi = min(K, lo + {R});
-  __global {T} *p = k + row * K; __global long *q = ix + row * K;
-  for (long i = lo; i < hi; i++) q[i] = i;
-  for (long i = lo + 1; i < hi; i++) {{
-    {T} key = p[i]; long id = q[i]; long j = i - 1;
-    while (j >= lo && before_{K}(key, p[j], desc)) {{ p[j + 1] = p[j]; q[j + 1] = q[j]; j--; }}
-    p[j + 1] = key; q[j + 1] = id;
-  }}
-}}
-
-__kernel void merge_{K}(__global {T} *dk, __global long *di, __global const {T} *sk,
-                        __global const long *si, long K, long w, long pairs, long total,
-                        int desc) {{
-  long g = get_global_id(0);
-  if (g >= total) return;
-  long row = g / pairs, lo = (g - row * pairs) * 2 * w;
-  long mid = min(K, lo + w), hi = min(K, lo + 2 * w);
-  long b = row * K, i = lo, j = mid, o = lo;
-  while (i < mid && j < hi) {{
-    if (before_{K}(sk[b + j], sk[b + i], desc)) {{ dk[b + o] = sk[b + j]; di[b + o] = si[b + j]; j++; }}
-    else {{ dk[b + o] = sk[b + i]; di[b + o] = si[b + i]; i++; }}
-    o++;
-  }}
-  for (; i < mid; i++, o++) {{ dk[b + o] = sk[b + i]; di[b + o] = si[b + i]; }}
-  for (; j < hi; j++, o++) {{ dk[b + o] = sk[b + j]; di[b + o] = si[b + j]; }}
-}}
-
-__kernel void search_{K}(__global long *out, __global const {T} *s, __global const {T} *v,
-                         long n, long V, long K, long batched, int right) {{
-  long g = get_global_id(0);
-  if (g >= n) return;
-  __global const {T} *row = s + (batched ? (g / V) * K : 0);
-  {T} x = v[g];
-  long lo = 0, hi = K;
-  while (lo < hi) {{
-    long m = lo + (hi - lo) / 2;
-    int go_right = right ? !lt_{K}(x, row[m]) : lt_{K}(row[m], x);
-    if (go_right) lo = m + 1; else hi = m;
-  }}
-  out[g] = lo;
-}}
-"""
-
-
-def _lt(t: CType) -> str:
-    if t.kind == "f":
-        return "a < b || (isnan(b) && !isnan(a))"
-    return "a < b"
-
-
-def _source(t: CType) -> str:
-    return PRELUDE + _SRC.format(K=t.key, T=t.c, LT=_lt(t), R=_RUN)
-
 
 def _kernel(st: Any, name: str, t: CType) -> Any:
     return program_cache.kernel(st, ("sort", t.key), name, lambda: _source(t),

@@ -1,8 +1,10 @@
-"""The elementwise op table: one C expression per (op, dtype kind).
+"""The elementwise op table: one C expression per (op, dtype kind), for every C dialect.
 
 Unary expressions read ``x``, binary ones ``a`` and ``b``, all in the compute type. Template
 fields: ``{T}`` compute type, ``{W}`` wide unsigned type (wrapping integer math), ``{K}`` the
-dtype key (helper prefix: ``fdiv_i32``, ``c64_exp``). Kinds: ``b`` bool (uchar 0/1), ``i``
+dtype key (helper prefix: ``fdiv_i32``, ``c64_exp``), ``{V}`` the complex literal
+constructor (``(float2)`` in OpenCL C, ``make_float2`` in CUDA), ``{RS}`` the type a real
+constant multiplying a complex value is cast to. Kinds: ``b`` bool (uchar 0/1), ``i``
 signed, ``u`` unsigned, ``f`` real float (float16 computes in float), ``c`` complex.
 A kind missing from a row means the backend does not compute that op for that kind (core's
 dtype rules never ask for it).
@@ -27,8 +29,8 @@ UNARY: dict[str, dict[str, str]] = {
     "floor": {"b": "x", "i": "x", "u": "x", "f": "floor(x)"},
     "ceil": {"b": "x", "i": "x", "u": "x", "f": "ceil(x)"},
     "trunc": {"b": "x", "i": "x", "u": "x", "f": "trunc(x)"},
-    "round": {"b": "x", "i": "x", "u": "x", "f": "rint(x)", "c": "({T})(rint(x.x), rint(x.y))"},
-    "reciprocal": {"f": "({T})1 / x", "c": "{K}_div(({T})(1, 0), x)"},
+    "round": {"b": "x", "i": "x", "u": "x", "f": "rint(x)", "c": "{V}(rint(x.x), rint(x.y))"},
+    "reciprocal": {"f": "({T})1 / x", "c": "{K}_div({V}(1, 0), x)"},
     "isnan": {"b": "0", "i": "0", "u": "0", "f": "isnan(x)", "c": "(isnan(x.x) || isnan(x.y))"},
     "isinf": {"b": "0", "i": "0", "u": "0", "f": "isinf(x)", "c": "(isinf(x.x) || isinf(x.y))"},
     "isfinite": {"b": "1", "i": "1", "u": "1", "f": "isfinite(x)",
@@ -37,12 +39,12 @@ UNARY: dict[str, dict[str, str]] = {
     "logical_not": {"b": "(x == 0)", "i": "(x == 0)", "u": "(x == 0)", "f": "(x == 0)",
                     "c": "(x.x == 0 && x.y == 0)"},
     "bitwise_invert": {"b": "(x ^ 1)", "i": "({T})~x", "u": "({T})~x"},
-    "conj": {"b": "x", "i": "x", "u": "x", "f": "x", "c": "({T})(x.x, -x.y)"},
+    "conj": {"b": "x", "i": "x", "u": "x", "f": "x", "c": "{V}(x.x, -x.y)"},
     "real": {"b": "x", "i": "x", "u": "x", "f": "x", "c": "x.x"},
     "imag": {"b": "0", "i": "0", "u": "0", "f": "0", "c": "x.y"},
     "sigmoid": {"f": "({T})1 / (({T})1 + exp(-x))",
-                "c": "{K}_div(({T})(1, 0), ({T})(1, 0) + {K}_exp(-x))"},
-    "rsqrt": {"f": "rsqrt(x)", "c": "{K}_div(({T})(1, 0), {K}_sqrt(x))"},
+                "c": "{K}_div({V}(1, 0), {V}(1, 0) + {K}_exp(-x))"},
+    "rsqrt": {"f": "rsqrt(x)", "c": "{K}_div({V}(1, 0), {K}_sqrt(x))"},
     "erf": {"f": "erf(x)"},
     "erfc": {"f": "erfc(x)"},
 }
@@ -54,9 +56,9 @@ for _name, _cl in [("exp", "exp"), ("expm1", "expm1"), ("log", "log"), ("log1p",
                    ("atanh", "atanh")]:
     UNARY[_name] = {"f": f"{_cl}(x)", "c": f"{{K}}_{_name}(x)"}
 UNARY["log2"] = {"f": "log2(x)",
-                 "c": "({T})1.442695040888963407359924681001892137 * {K}_log(x)"}
+                 "c": "({RS})1.442695040888963407359924681001892137 * {K}_log(x)"}
 UNARY["log10"] = {"f": "log10(x)",
-                  "c": "({T})0.434294481903251827651128918916605082 * {K}_log(x)"}
+                  "c": "({RS})0.434294481903251827651128918916605082 * {K}_log(x)"}
 
 
 def _cmp(op: str) -> dict[str, str]:
@@ -145,17 +147,20 @@ def expr(table: dict[str, dict[str, str]], op: str, kind: str) -> str | None:
 
 
 # ------------------------------------------------------------------------- casts
-def cast_expr(src_kind: str, dst_kind: str, dst_c: str, dst_comp: str, dst_real: str) -> str:
+def cast_expr(src_kind: str, dst_kind: str, dst_c: str, dst_comp: str, dst_real: str,
+              vec_ctor: str | None = None) -> str:
     """C expression converting ``x`` (source compute type) to the destination compute
     type, as C casts do (float -> int truncates through int64; anything -> bool is != 0;
-    complex -> real keeps the real part)."""
+    complex -> real keeps the real part). ``vec_ctor`` is the dialect's complex literal
+    constructor (OpenCL's ``(float2)`` by default)."""
+    mk = vec_ctor if vec_ctor is not None else f"({dst_c})"
     if dst_kind == "b":
         return "(x.x != 0 || x.y != 0)" if src_kind == "c" else "(x != 0)"
     src = "x.x" if src_kind == "c" else "x"
     if dst_kind == "c":
         if src_kind == "c":
-            return f"({dst_c})(({dst_real})x.x, ({dst_real})x.y)"
-        return f"({dst_c})(({dst_real}){src}, 0)"
+            return f"{mk}(({dst_real})x.x, ({dst_real})x.y)"
+        return f"{mk}(({dst_real}){src}, 0)"
     if dst_kind in "iu" and src_kind in "fc":
         if dst_c == "ulong":
             return (f"({src} >= 9223372036854775808.0 ? (ulong){src} : "

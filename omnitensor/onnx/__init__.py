@@ -1,26 +1,39 @@
-"""``omnitensor.onnx``: run ONNX models on any device (``load``); export is not supported
-yet (``export`` and ``dynamo_export`` raise ``NotImplementedError``, so scripts that only
-import the module run).
+"""``omnitensor.onnx``: export models to ONNX (``export``, torch's signature, from the
+graph ``omnitensor.compile`` captures) and run ONNX models on any device (``load``).
 
+    omnitensor.onnx.export(model, (x,), "model.onnx", input_names=["x"],
+                           output_names=["y"], dynamic_axes={"x": {0: "batch"}})
     model = omnitensor.onnx.load("model.onnx", device="opencl:0")   # checked with onnx
     y = model(x)                                  # or model.run(None, {"input": x})
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .._unsupported import unsupported
 
 __all__ = ["export", "dynamo_export", "is_in_onnx_export", "load", "OnnxModel",
-           "supported_ops"]
+           "supported_ops", "ONNXProgram"]
 
-_HINT = ("omnitensor cannot write ONNX files; export from a torch copy of the model "
-         "(load its state_dict into torch)")
-export = unsupported("omnitensor.onnx.export", _HINT)
-dynamo_export = unsupported("omnitensor.onnx.dynamo_export", _HINT)
+dynamo_export = unsupported("omnitensor.onnx.dynamo_export",
+                            "use omnitensor.onnx.export (torch deprecated dynamo_export)")
+_EXPORTING = [False]
+
+
+def export(model: Any, args: Any = (), f: Any = None, **kwargs: Any) -> Any:
+    """Export ``model`` called on ``args`` to an ONNX file ``f`` (torch's signature; see
+    ``omnitensor.onnx.export_impl.export``)."""
+    from .export_impl import export as _export
+    _EXPORTING[0] = True
+    try:
+        return _export(model, args, f, **kwargs)
+    finally:
+        _EXPORTING[0] = False
 
 
 def is_in_onnx_export() -> bool:
-    """False: no export is ever in progress."""
-    return False
+    """True while :func:`export` runs the model."""
+    return _EXPORTING[0]
 
 
 def load(f, device=None, *, check=True):  # noqa: ANN001, ANN201 - documented in runtime.load
@@ -40,4 +53,7 @@ def __getattr__(name: str):  # noqa: ANN201
     if name == "OnnxModel":
         from .runtime import OnnxModel
         return OnnxModel
+    if name == "ONNXProgram":
+        from .export_impl import ONNXProgram
+        return ONNXProgram
     raise AttributeError(f"module 'omnitensor.onnx' has no attribute {name!r}")

@@ -1,0 +1,193 @@
+"""Dynamic axes from concrete captures.
+
+A captured graph has concrete shapes. To export an axis as dynamic, the model is captured
+several times: once at the example sizes, once per dynamic axis with only that axis resized,
+and once more with every dynamic axis resized again (validation). The exports must then agree
+in everything but their int vectors (shape targets, slice bounds, counts). Each int entry that
+changes is fitted as ``c + sum(a_s * size_s)`` from the one-axis captures, and the fit must
+predict the validation capture exactly; it is then written as ``Shape``/``Gather``/``Mul``/
+``Add`` of the graph inputs. A reshape target with one entry that fits no such formula (a
+product of two dynamic sizes) is written as -1. Anything else that changes with a dynamic size
+(a constant tensor, a float scale such as a mean over the dynamic axis, an attribute, the
+graph's structure) is refused with an error naming it: the graph would be wrong at other
+sizes.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._builder import Builder, OnnxNode
+
+__all__ = ["DynamicError", "fit", "materialize"]
+
+
+class DynamicError(ValueError):
+    """The model's graph depends on a dynamic axis in a way ONNX shapes cannot express."""
+
+
+Expr = tuple[int, dict[str, int]]   # c, {symbol: a}
+
+
+def _describe_diff(builders: list[Builder]) -> str:
+    a, b = builders[0], builders[1]
+    for k, (x, y) in enumerate(zip(a.nodes, b.nodes)):
+        if x != y:
+            where = a.origin.get(k, "")
+            return (f"ONNX node {k} ({x.op_type}{', from ' + where if where else ''}) differs "
+                    f"({x.op_type}{list(x.attrs)} vs {y.op_type}{list(y.attrs)})")
+    if len(a.nodes) != len(b.nodes):
+        return f"the graphs have {len(a.nodes)} and {len(b.nodes)} ONNX nodes"
+    return "their constants or inputs differ"
+
+
+def fit(builders: list[Builder], sizes: list[dict[str, int]]) -> dict[str, Any]:
+    """Fit every int vector of ``builders[0]``. ``sizes[j]`` are the dynamic sizes of
+    capture j: j = 0 the base, 1..k one symbol each changed, k+1 all changed (validation).
+    Returns ``{int name: np.ndarray (static) | list[Expr | None] (None: -1)}``."""
+    base = builders[0]
+    syms = list(sizes[0])
+    for j, bj in enumerate(builders[1:], 1):
+        if bj.signature() != base.signature():
+            raise DynamicError(
+                "omnitensor.onnx.export: the model's graph changes with the size of a dynamic "
+                f"axis (captured at sizes {sizes[0]} and {sizes[j]}: "
+                f"{_describe_diff([base, bj])}). Shape-dependent Python control flow cannot "
+                f"be exported with dynamic_axes; export at a fixed size instead")
+        for name, arr in base.consts.items():
+            other = bj.consts[name]
+            if arr.shape != other.shape or not np.array_equal(arr, other, equal_nan=True):
+                users = [base.origin.get(k, n.op_type) for k, n in enumerate(base.nodes)
+                         if name in n.inputs]
+                raise DynamicError(
+                    f"omnitensor.onnx.export: a constant used by {users[0] if users else '?'} "
+                    f"changes with the size of a dynamic axis (e.g. a mean over the dynamic "
+                    f"axis, or a mask built for one length); this model cannot be exported "
+                    f"with these dynamic_axes")
+    result: dict[str, Any] = {}
+    for name, vec in base.ints.items():
+        vals = [b.ints[name].values for b in builders]
+        if all(v == vals[0] for v in vals):
+            result[name] = np.asarray(vals[0], dtype=np.int64)
+            continue
+        entries: list[Expr | None] = []
+        bad = []
+        for p in range(len(vec.values)):
+            v0 = vals[0][p]
+            coef: dict[str, int] = {}
+            ok = True
+            for k, s in enumerate(syms, 1):
+                dv, ds = vals[k][p] - v0, sizes[k][s] - sizes[0][s]
+                if dv % ds:
+                    ok = False
+                elif dv:
+                    coef[s] = dv // ds
+            c = v0 - sum(a * sizes[0][s] for s, a in coef.items())
+            if ok and len(builders) > len(syms) + 1:
+                j = len(syms) + 1
+                ok = c + sum(a * sizes[j][s] for s, a in coef.items()) == vals[j][p]
+            if ok:
+                entries.append((c, coef))
+            else:
+                entries.append(None)
+                bad.append(p)
+        if bad and not (vec.role == "reshape" and len(bad) == 1):
+            users = [base.origin.get(k, n.op_type) for k, n in enumerate(base.nodes)
+                     if name in n.inputs]
+            raise DynamicError(
+                f"omnitensor.onnx.export: a size used by {users[0] if users else '?'} depends "
+                f"on the dynamic axes in a way that is not linear in them "
+                f"({[v[bad[0]] for v in vals]} at sizes {sizes}); export at a fixed size")
+        result[name] = entries
+    return result
+
+
+def materialize(base: Builder, fitted: dict[str, Any],
+                sources: dict[str, tuple[str, int]]) -> tuple[list[OnnxNode], dict]:
+    """ONNX nodes computing every dynamic int vector from the inputs' shapes (to run
+    first), and the static ones as initializers. ``sources[symbol] = (input, axis)``."""
+    nodes: list[OnnxNode] = []
+    consts: dict[str, np.ndarray] = {}
+    counter = [0]
+
+    def tmp() -> str:
+        counter[0] += 1
+        return f"dyn{counter[0]}"
+
+    def const(arr: Any) -> str:
+        nm = tmp()
+        consts[nm] = np.asarray(arr, dtype=np.int64)
+        return nm
+
+    dims: dict[str, str] = {}
+    shapes: dict[str, str] = {}
+
+    def dim(sym: str) -> str:
+        if sym not in dims:
+            inp, axis = sources[sym]
+            if inp not in shapes:
+                shapes[inp] = tmp()
+                nodes.append(OnnxNode("Shape", (inp,), (shapes[inp],), ()))
+            dims[sym] = tmp()
+            nodes.append(OnnxNode("Gather", (shapes[inp], const([axis])), (dims[sym],),
+                                  (("axis", 0),)))
+        return dims[sym]
+
+    def expr(c: int, coef: dict[str, int]) -> str:
+        acc = None
+        for s, a in sorted(coef.items()):
+            t = dim(s)
+            if a != 1:
+                t2 = tmp()
+                nodes.append(OnnxNode("Mul", (t, const([a])), (t2,), ()))
+                t = t2
+            if acc is None:
+                acc = t
+            else:
+                t3 = tmp()
+                nodes.append(OnnxNode("Add", (acc, t), (t3,), ()))
+                acc = t3
+        if acc is None:
+            return const([c])
+        if c:
+            t4 = tmp()
+            nodes.append(OnnxNode("Add", (acc, const([c])), (t4,), ()))
+            acc = t4
+        return acc
+
+    for name, f in fitted.items():
+        vec = base.ints[name]
+        if isinstance(f, np.ndarray):
+            consts[name] = f.reshape(()) if vec.scalar else f
+            continue
+        pieces, static = [], []
+        for e in f:
+            if e is not None and not e[1]:
+                static.append(e[0])
+                continue
+            if static:
+                pieces.append(const(static))
+                static = []
+            pieces.append(const([-1]) if e is None else expr(*e))
+        if static:
+            pieces.append(const(static))
+        out = name if not vec.scalar else tmp()
+        if len(pieces) == 1:
+            nodes.append(OnnxNode("Identity", (pieces[0],), (out,), ()))
+        else:
+            nodes.append(OnnxNode("Concat", tuple(pieces), (out,), (("axis", 0),)))
+        if vec.scalar:
+            nodes.append(OnnxNode("Squeeze", (out,), (name,), ()))
+    return nodes, consts
+
+
+def dim_label(values: list[int], sizes: list[dict[str, int]]) -> Any:
+    """An output dimension: its size when every capture agrees, else a ``dim_param`` name
+    (the symbol when it equals one, else a formula)."""
+    if all(v == values[0] for v in values):
+        return int(values[0])
+    for s in sizes[0]:
+        if all(v == sz[s] for v, sz in zip(values, sizes)):
+            return s
+    return "?"

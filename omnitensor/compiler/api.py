@@ -47,6 +47,11 @@ class _Config:
     cache_size_limit = 8
     #: ``False`` makes every compiled function run eagerly (a debugging switch)
     enabled = True
+    #: fused kernels (``compiler/fusion``): False replays every graph unfused (the
+    #: reference interpreter); True or None (default) runs the registered planner passes
+    #: (and ``fusion.fuse`` when True, or when None and ``fusion.ENABLED``); read when a
+    #: call is captured
+    fuse: bool | None = None
 
 
 config = _Config()
@@ -238,13 +243,29 @@ class CompiledFunction:
                         "function (compile the whole training step: forward, backward and "
                         "optimizer step)")
             return result
-        graph = rec.graph(outs, [])
+        # outputs: the result's tensors, then what the call stored in Python slots
+        graph = rec.graph(outs + extra, _state_writes(rec))
         gens = {i: g for i, g in rec.random_gens.items()}
+        planned = graph
+        fuse = _fuser()
+        if fuse is not None:
+            try:
+                planned = fuse(graph)
+            except Exception as err:  # noqa: BLE001 - fusion is an optimisation: unfused
+                warnings.warn(f"omnitensor.compile: fusion failed ({err!r}); replaying "
+                              f"unfused", UserWarning, stacklevel=3)
         try:
-            e.plan = replay.build_plan(graph, extra_outputs=extra, generators=gens)
-        except Exception as err:   # noqa: BLE001 - a plan we cannot build runs eagerly
-            e.reason = f"the captured graph cannot be planned ({err})"
-            return result
+            e.plan = replay.build_plan(planned, generators=gens,
+                                       passes=() if config.fuse is False else None)
+        except Exception as err:  # noqa: BLE001 - a planner pass failed: replay unfused
+            if config.fuse is not False and (replay.PLANNERS or planned is not graph):
+                warnings.warn(f"omnitensor.compile: planning fused kernels failed "
+                              f"({err!r}); replaying unfused", UserWarning, stacklevel=3)
+            try:
+                e.plan = replay.build_plan(graph, generators=gens, passes=())
+            except Exception as err2:  # noqa: BLE001 - a plan we cannot build runs eagerly
+                e.reason = f"the captured graph cannot be planned ({err2})"
+                return result
         e.graph = graph
         e.n_out = len(outs)
         names = {id(t): n for n, t in d0.tensors.items()}
@@ -326,6 +347,34 @@ class CompiledFunction:
 
 class _NotGraph(Exception):
     pass
+
+
+def _state_writes(rec: capture.Recorder) -> list:
+    """(input Value, its final Value) for every input buffer the graph writes into."""
+    root: dict[int, Any] = {i.value.id: i.value for i in rec.inputs}
+    final: dict[int, Any] = {}
+    for n in rec.nodes:
+        if n.inplace_of is not None and n.inplace_of.id in root:
+            r = root[n.inplace_of.id]
+            for o in n.outputs:
+                root[o.id] = r
+                final[r.id] = o
+    return [(root[k], v) for k, v in final.items()]
+
+
+def _fuser() -> Callable[[Graph], Graph] | None:
+    """The fusion planner's ``fuse`` when ``config.fuse`` is True, or when it is None
+    (auto) and ``omnitensor.compiler.fusion`` declares ``ENABLED = True``."""
+    if config.fuse is False:
+        return None
+    try:
+        from . import fusion   # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    fuse = getattr(fusion, "fuse", None)
+    if config.fuse is None and not getattr(fusion, "ENABLED", False):
+        return None
+    return fuse
 
 
 class CompiledModule:

@@ -19,6 +19,7 @@ announces (:meth:`Recorder.host_compute`). With ``fullgraph=True`` the first bre
 """
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from typing import Any, Callable
@@ -132,6 +133,7 @@ class Recorder:
         self.regions: dict[int, Region] = {}
         self.constants: dict[int, Any] = {}
         self.breaks: list[str] = []
+        self.break_regions: list[int | None] = []   # innermost region of each break
         self.random_gens: dict[int, Any] = {}  # node index -> Generator of a random_bits
         self._pending_gen: Any = None
         self._region_stack: list[int] = []
@@ -226,21 +228,37 @@ class Recorder:
 
     # ------------------------------------------------------------- capture_hooks API
     def region(self, name: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        """Run the composite ``fn`` as region ``name``. ``Region.inputs`` are its tensor
+        arguments in pytree order (nested tuples/lists included); ``Region.attrs`` its
+        arguments bound to ``fn``'s signature (defaults applied), each tensor replaced by
+        ``{"$in": k}`` (its index in ``inputs``)."""
         rid = len(self.regions)
-        tensors = [a for a in args if isinstance(a, Tensor) or a is None]
-        ins = tuple(None if a is None else self.value_of(a._data) for a in tensors)
-        attrs = {k: _jsonable(v) for k, v in kwargs.items() if not isinstance(v, Tensor)}
-        attrs.update({f"arg{i}": _jsonable(a) for i, a in enumerate(args)
-                      if not isinstance(a, Tensor) and a is not None})
+        ins: list = []
+
+        def attr(v: Any) -> Any:
+            if isinstance(v, Tensor):
+                ins.append(self.value_of(v._data))
+                return {"$in": len(ins) - 1}
+            if isinstance(v, (tuple, list)):
+                return [attr(x) for x in v]
+            return _jsonable(v)
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+            bound.apply_defaults()
+            attrs = {k: attr(v) for k, v in bound.arguments.items()}
+        except (TypeError, ValueError):
+            attrs = {f"arg{i}": attr(a) for i, a in enumerate(args)}
+            attrs.update({k: attr(v) for k, v in kwargs.items()})
         parent = self._region_stack[-1] if self._region_stack else None
         self._region_stack.append(rid)
         try:
             result = fn(*args, **kwargs)
         finally:
             self._region_stack.pop()
-        res = result if isinstance(result, tuple) else (result,)
-        outs = tuple(self.value_of(r._data) for r in res if isinstance(r, Tensor))
-        self.regions[rid] = Region(rid, name, attrs, ins, outs, parent)
+        res: list = []
+        _tensors_in(result, res)
+        outs = tuple(self.value_of(r._data) for r in res)
+        self.regions[rid] = Region(rid, name, attrs, tuple(ins), outs, parent)
         return result
 
     def host_read(self, what: str) -> None:
@@ -254,6 +272,7 @@ class Recorder:
                               f"Move it out of the compiled function, or compile with "
                               f"fullgraph=False to split there.")
         self.breaks.append(msg)
+        self.break_regions.append(self._region_stack[-1] if self._region_stack else None)
 
     def host_compute(self, what: str) -> None:
         """Core announces a computation it runs on the host, invisible to the backend."""
@@ -279,9 +298,11 @@ class Recorder:
 
     # ------------------------------------------------------------------ the graph
     def graph(self, outputs: list[Value], state_writes: list[tuple[Value, Value]]) -> Graph:
-        return Graph(self.device, list(self.inputs), list(self.nodes), outputs,
-                     state_writes, dict(self.regions), dict(self.constants),
-                     list(self.breaks))
+        g = Graph(self.device, list(self.inputs), list(self.nodes), outputs,
+                  state_writes, dict(self.regions), dict(self.constants), list(self.breaks),
+                  list(self.break_regions))
+        g.input_arrays = {i.value.id: a for i, a in zip(self.inputs, self.input_arrays)}
+        return g
 
 
 def _jsonable(v: Any) -> Any:
@@ -289,6 +310,11 @@ def _jsonable(v: Any) -> Any:
         return v
     if isinstance(v, (tuple, list)):
         return [_jsonable(x) for x in v]
+    if isinstance(v, np.dtype):
+        return v.name
+    name = getattr(v, "name", None)   # an omnitensor DType
+    if isinstance(name, str) and hasattr(v, "np"):
+        return name
     return repr(v)
 
 

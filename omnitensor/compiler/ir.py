@@ -110,6 +110,11 @@ class Graph:
     #: why the call cannot be replayed from this graph alone (host reads, data-dependent
     #: shapes, each with the user's file:line); empty when the graph is the whole call
     breaks: list[str] = field(default_factory=list)
+    #: the innermost region id of each break (None outside regions), parallel to ``breaks``
+    break_regions: list[int | None] = field(default_factory=list)
+    #: the backend array each input had during the capture, by Value id (weights for
+    #: exporters; not serialized)
+    input_arrays: dict[int, Any] = field(default_factory=dict, repr=False)
 
     def pretty(self) -> str:
         """A readable listing (one line per input, node and output)."""
@@ -201,6 +206,7 @@ def _encode(g: Graph) -> dict:
         "constants": {str(k): [v.tolist(), str(v.dtype), list(v.shape)]
                       for k, v in g.constants.items()},
         "breaks": list(g.breaks),
+        "break_regions": list(g.break_regions),
     }
 
 
@@ -218,4 +224,5 @@ def _decode(d: dict) -> Graph:
         constants={int(k): np.asarray(v, dtype=dt).reshape(s)
                    for k, (v, dt, s) in d["constants"].items()},
         breaks=list(d.get("breaks", [])),
+        break_regions=list(d.get("break_regions", [])),
     )

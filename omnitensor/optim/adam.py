@@ -4,7 +4,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-from ..core.ops.creation import zeros_like
+from ..core import capture_hooks
+from ..core.ops.creation import tensor, zeros_like
 from ..core.tensor import Tensor
 from .optimizer import Optimizer, update_ops
 
@@ -48,6 +49,7 @@ class Adam(Optimizer):
         """torch's Adam/AdamW update of each parameter, in place: one formula, run on the
         ops :func:`~omnitensor.optim.optimizer.update_ops` picks."""
         state, decoupled = self.state, self._decoupled
+        capturing = capture_hooks.active() is not None
         for group in self.param_groups:
             trusted = group.get("foreach") is not False
             lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], \
@@ -65,11 +67,17 @@ class Adam(Optimizer):
                     if amsgrad:
                         st["max_exp_avg_sq"] = zeros_like(p)
                 step = st["step"]
-                step = st["step"] = (step if step.__class__ is int else
-                                     int(_as_number(step))) + 1
+                if capturing:
+                    # under omnitensor.compile the step count lives on the device (torch's
+                    # capturable=True), so a replayed step updates the bias corrections
+                    bc1, bc2_sqrt = _device_bias_corrections(st, p, b1, b2)
+                else:
+                    step = st["step"] = (step if step.__class__ is int else
+                                         int(_as_number(step))) + 1
+                    bc1, bc2_sqrt = 1.0 - b1 ** step, math.sqrt(1.0 - b2 ** step)
                 m, v = st["exp_avg"], st["exp_avg_sq"]
                 vmax = st["max_exp_avg_sq"] if amsgrad else None
-                ops = update_ops(p, g, m, v, vmax) if trusted else Tensor
+                ops = update_ops(p, g, m, v, vmax) if trusted and not capturing else Tensor
                 if maximize:
                     g = ops.neg(g)
                 if wd:
@@ -83,8 +91,11 @@ class Adam(Optimizer):
                     assert vmax is not None  # created with the state when amsgrad
                     ops.copy_(vmax, ops.maximum(vmax, v))
                     v = vmax
-                denom = ops.add_(ops.div_(ops.sqrt(v), math.sqrt(1.0 - b2 ** step)), eps)
-                ops.addcdiv_(p, m, denom, value=-lr / (1.0 - b1 ** step))
+                denom = ops.add_(ops.div_(ops.sqrt(v), bc2_sqrt), eps)
+                if capturing:
+                    ops.sub_(p, ops.mul(ops.div(m, denom), lr / bc1))
+                else:
+                    ops.addcdiv_(p, m, denom, value=-lr / bc1)
 
 
 class AdamW(Adam):
@@ -100,6 +111,20 @@ class AdamW(Adam):
                  differentiable: bool = False, fused: bool | None = None) -> None:
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
                          foreach=foreach)
+
+
+def _device_bias_corrections(st: dict, p: Tensor, b1: float, b2: float) -> tuple:
+    """Increment ``st["step"]`` as a 0-d float32 tensor on p's device (in place: a
+    replay repeats it) and return ``(1 - b1**step, sqrt(1 - b2**step))`` as 0-d tensors
+    of p's dtype, computed in float64 where the device has it."""
+    step = st["step"]
+    if not isinstance(step, Tensor) or step.device != p.device:
+        step = st["step"] = tensor(float(_as_number(step)), device=p.device)
+    step.add_(1)
+    wide = step.double() if p.device.supports_dtype("float64") else step
+    bc1 = (1.0 - b1 ** wide).to(p.dtype)
+    bc2_sqrt = (1.0 - b2 ** wide).sqrt().to(p.dtype)
+    return bc1, bc2_sqrt
 
 
 def _as_number(step: Any) -> float:

@@ -232,5 +232,6 @@ def __getattr__(name: str) -> _Any:
         return compile
     if name == "autocast" or name in _FROM_AMP:  # torch.autocast is torch.amp.autocast
         from . import amp
-        return getattr(amp, name)
+        value = globals()[name] = getattr(amp, name)  # once: scripts enter it every step
+        return value
     raise AttributeError(f"module 'omnitensor' has no attribute {name!r}")

@@ -22,8 +22,16 @@ def is_autocast_available(device_type: str) -> bool:
     """Whether autocast can be asked for on ``device_type`` (every device type omnitensor
     knows: cpu, cuda, opencl, sycl...; whether a device holds the dtype is checked when an
     autocast region is made)."""
+    if not isinstance(device_type, str):
+        return False
+    if device_type in _known_types:
+        return True
     from ..backends import registry
-    return isinstance(device_type, str) and device_type in registry.device_types()
+    _known_types.update(registry.device_types())  # a backend registered since
+    return device_type in _known_types
+
+
+_known_types: set[str] = set()
 
 
 def _check_type(device_type: Any) -> str:
@@ -120,17 +128,12 @@ class autocast:  # noqa: N801 - torch's name
         return ""
 
     def __enter__(self) -> "autocast":
-        self._saved.append(_ac.snapshot())
-        _ac.set_dtype(self.device, self.fast_dtype)
-        _ac.set_enabled(self.device, self._enabled)
-        _ac.set_cache_enabled(self._cache_enabled)
-        _ac.increment_nesting()
+        self._saved.append(_ac.push(self.device, self.fast_dtype, self._enabled,
+                                    self._cache_enabled))
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if _ac.decrement_nesting() == 0:
-            _ac.clear_cache()
-        _ac.restore(self._saved.pop())
+        _ac.pop(self._saved.pop())
 
     def __call__(self, func: Callable) -> Callable:
         @functools.wraps(func)

@@ -29,7 +29,7 @@ from .tensor import Tensor
 
 __all__ = ["state", "autocast_operands", "is_enabled", "get_dtype", "set_enabled", "set_dtype",
            "is_cache_enabled", "set_cache_enabled", "clear_cache", "increment_nesting",
-           "decrement_nesting", "suspended", "default_dtype", "LOWER_CPU", "LOWER_GPU",
+           "decrement_nesting", "push", "pop", "suspended", "default_dtype", "LOWER_CPU", "LOWER_GPU",
            "FP32_CPU", "FP32_GPU", "BANNED_GPU"]
 
 
@@ -167,17 +167,19 @@ def get_dtype(device_type: str) -> _dt.DType:
 
 
 def set_enabled(device_type: str, enabled: bool) -> None:
+    on = dict(_state.on)  # replaced, not changed: a region's saved state stays intact
     if enabled:
-        _state.on[device_type] = get_dtype(device_type)
+        on[device_type] = get_dtype(device_type)
     else:
-        _state.on.pop(device_type, None)
-    _state.active = bool(_state.on)
+        on.pop(device_type, None)
+    _state.on = on
+    _state.active = bool(on)
 
 
 def set_dtype(device_type: str, dtype: _dt.DType) -> None:
-    _state.dtype[device_type] = dtype
+    _state.dtype = {**_state.dtype, device_type: dtype}
     if device_type in _state.on:
-        _state.on[device_type] = dtype
+        _state.on = {**_state.on, device_type: dtype}
 
 
 def is_cache_enabled() -> bool:
@@ -202,14 +204,32 @@ def decrement_nesting() -> int:
     return _state.nesting
 
 
-def snapshot() -> tuple:
-    """This thread's settings, for a context manager to restore on exit."""
-    return (_state.active, dict(_state.on), dict(_state.dtype), _state.cache_enabled)
+def push(device_type: str, dtype: _dt.DType, enabled: bool, cache_enabled: bool) -> tuple:
+    """Enter an autocast region: returns what :func:`pop` restores. The dicts are replaced,
+    never changed in place, so the saved ones stay as they were."""
+    st = _state
+    saved = (st.active, st.on, st.dtype, st.cache_enabled)
+    on = dict(st.on)
+    if enabled:
+        on[device_type] = dtype
+    else:
+        on.pop(device_type, None)
+    st.dtype = {**st.dtype, device_type: dtype}
+    st.on = on
+    st.active = bool(on)
+    st.cache_enabled = cache_enabled
+    st.nesting += 1
+    return saved
 
 
-def restore(snap: tuple) -> None:
-    _state.active, on, dtype, _state.cache_enabled = snap
-    _state.on, _state.dtype = on, dtype
+def pop(saved: tuple) -> None:
+    """Leave an autocast region; leaving the outermost one empties the cast cache."""
+    st = _state
+    st.nesting -= 1
+    if st.nesting <= 0:
+        st.nesting = 0
+        st.cache.clear()
+    st.active, st.on, st.dtype, st.cache_enabled = saved
 
 
 class suspended:  # noqa: N801 - a context manager, used like a function

@@ -1,0 +1,103 @@
+"""Fused kernels on ``cpu``: Python loop nests compiled by numba (no system compiler).
+
+The rendered source is written to a file in the kernel cache directory
+(``$OMNITENSOR_CACHE_DIR/fusion``, default ``~/.cache/omnitensor/fusion``), named by its
+hash, and imported from there, so numba's own on-disk cache (``cache=True``) keeps the
+machine code across processes: a warm start loads instead of compiling. ``fastmath`` is
+off and LLVM does not contract ``a * b + c`` into an fma, so arithmetic chains give NumPy's
+bits; math functions (exp, tanh...) may differ from NumPy's SIMD versions in the last ulp.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from . import render
+from .spec import KernelSpec
+
+_LOCK = threading.Lock()
+_LOADED: dict[str, Callable[..., Any]] = {}
+
+
+def cache_dir() -> Path:
+    """Where generated kernel sources (and numba's caches next to them) live."""
+    root = os.environ.get("OMNITENSOR_CACHE_DIR")
+    base = Path(root) if root else Path.home() / ".cache" / "omnitensor"
+    return base / "fusion"
+
+
+def compile_source(src: str) -> Callable[..., Any]:
+    """The numba dispatcher ``kernel`` of module source ``src`` (imported from the cache
+    directory; compiled, or loaded from numba's cache, on its first call)."""
+    digest = hashlib.sha1(src.encode()).hexdigest()[:20]
+    fn = _LOADED.get(digest)
+    if fn is not None:
+        return fn
+    with _LOCK:
+        fn = _LOADED.get(digest)
+        if fn is not None:
+            return fn
+        d = cache_dir()
+        d.mkdir(parents=True, exist_ok=True)
+        path = d / f"k_{digest}.py"
+        if not path.exists() or path.read_text() != src:
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(src)
+            os.replace(tmp, path)
+        name = f"_omnitensor_fused_{digest}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+        fn = mod.kernel
+        _LOADED[digest] = fn
+        return fn
+
+
+class Kernel:
+    """``kernel(*arrays) -> outputs`` for one fused group on NumPy arrays.
+
+    ``arrays`` are the group's arguments (load bases, then in-place buffers); loads are
+    flattened (a copy only when not C-contiguous), fresh outputs are allocated, or reused
+    between calls when nothing outside the call can see them (``reuse``)."""
+
+    def __init__(self, spec: KernelSpec, n_inputs: int, fresh: list[tuple[tuple, str, bool]],
+                 out_args: list[int], inplace_args: list[int],
+                 fallback: Callable[..., Any], device: Any = None) -> None:
+        self.spec = spec
+        self.source = render.python_source(spec)
+        self.fn = compile_source(self.source)
+        self.n_inputs = n_inputs
+        self.fresh = [(int(np.prod(s, dtype=np.int64)), s, np.dtype(dt), reuse)
+                      for s, dt, reuse in fresh]
+        self.bufs: list[Any] = [None] * len(fresh)
+        self.out_args = out_args
+        self.inplace_args = inplace_args
+        self.fallback = fallback
+
+    def __call__(self, *arrays: Any) -> Any:
+        for k in self.inplace_args:
+            a = arrays[k]
+            if not (a.flags.c_contiguous and a.flags.writeable):
+                return self.fallback(*arrays)
+        flat = [a.reshape(-1) for a in arrays]
+        shaped = list(arrays)
+        for j, (n, shape, dt, reuse) in enumerate(self.fresh):
+            buf = self.bufs[j]
+            if buf is None:
+                buf = np.empty(n, dt)
+                if reuse:
+                    self.bufs[j] = buf
+            flat.append(buf)
+            shaped.append(buf.reshape(shape))
+        self.fn(*flat)
+        outs = [shaped[k] for k in self.out_args]
+        return outs[0] if len(outs) == 1 else tuple(outs)

@@ -1,0 +1,235 @@
+"""Loop nests for a fused kernel, rendered as Python source for numba or as C for OpenCL/CUDA.
+
+Both follow one schedule: an elementwise kernel walks its loop space in C order; a reduce
+kernel walks the kept axes outside and the reduced axes inside, accumulates in a scalar
+(float32 sums in double), then runs the epilogue once per kept position. Every argument is
+a flat C-contiguous array; a load's index is ``sum(i_d * stride_d)`` with the strides baked
+in as constants (the loop space and strides are fixed by the capture's guards).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from . import table
+from .spec import KernelSpec, Load, Op, Reduce, c_strides
+
+
+def _index(idx_vars: list[str], strides: tuple[int, ...] | list[int]) -> str:
+    terms = []
+    for v, s in zip(idx_vars, strides):
+        if s == 0:
+            continue
+        terms.append(v if s == 1 else f"{v} * {s}")
+    return " + ".join(terms) if terms else "0"
+
+
+class _Body:
+    """Shared bookkeeping: which temporaries and loads each phase defines."""
+
+    def __init__(self, spec: KernelSpec, dialect: str) -> None:
+        self.spec = spec
+        self.d = dialect
+        self.dims = spec.shape
+        self.kept = [a for a in range(len(self.dims)) if not spec.reduced[a]]
+        self.red = [a for a in range(len(self.dims)) if spec.reduced[a]]
+        self.ivars = [f"i{a}" for a in range(len(self.dims))]
+        self.full = c_strides(self.dims)
+        kdims = tuple(self.dims[a] for a in self.kept)
+        self.kstr = dict(zip(self.kept, c_strides(kdims)))
+
+    def ref(self, r: tuple, dtype: str) -> str:
+        if r[0] == "l":
+            return f"l{r[1]}"
+        if r[0] == "t":
+            return f"t{r[1]}"
+        return table.literal(self.d, r[1], dtype)
+
+    def load_index(self, ld: Load) -> str:
+        if ld.phase == "e":
+            return "ko"
+        return _index(self.ivars, ld.strides)
+
+    def phase_lines(self, phase: str, decl: Callable[[str, str, str], str],
+                    load: Callable[[Load, str], str], store: Callable[[int, str, str], str]
+                    ) -> list[str]:
+        """Loads, ops and stores of ``phase`` as statements."""
+        sp = self.spec
+        lines = []
+        for j, ld in enumerate(sp.loads):
+            if ld.phase == phase:
+                lines.append(decl(ld.dtype, f"l{j}", load(ld, self.load_index(ld))))
+        for k, st in enumerate(sp.steps):
+            if isinstance(st, Op) and st.phase == phase:
+                op_dtype = st.dtype if st.op == "where" else st.in_dtype
+                xs = []
+                for n, r in enumerate(st.operands):
+                    xs.append(self.ref(r, "bool" if st.op == "where" and n == 0 else op_dtype))
+                e = table.render(self.d, st.op, xs, st.in_dtype, st.dtype,
+                                 table.ctype_of(st.in_dtype))
+                lines.append(decl(st.dtype, f"t{k}", e))
+        idx = "ko" if phase == "e" else _index(self.ivars, self.full)
+        for s in sp.stores:
+            if s.phase == phase:
+                lines.append(store(s.arg, idx, self.ref(s.ref, s.dtype)))
+        return lines
+
+    def reduce_step(self) -> tuple[int, Reduce] | None:
+        for k, st in enumerate(self.spec.steps):
+            if isinstance(st, Reduce):
+                return k, st
+        return None
+
+
+# --------------------------------------------------------------------- numba (Python)
+def python_source(spec: KernelSpec, name: str = "kernel") -> str:
+    """A module defining ``name(a0, a1, ...)`` over flat NumPy arrays, for numba."""
+    b = _Body(spec, "py")
+    args = ", ".join(f"a{i}" for i in range(spec.nargs))
+    out = ["import numpy as np", "from numba import njit", "",
+           "@njit(cache=True, error_model='numpy', fastmath=False, nogil=True)",
+           f"def {name}({args}):"]
+
+    def decl(dtype: str, v: str, e: str) -> str:
+        return f"{v} = {e}"
+
+    def load(ld: Load, idx: str) -> str:
+        return f"a{ld.arg}[{idx}]"
+
+    def store(arg: int, idx: str, v: str) -> str:
+        return f"a{arg}[{idx}] = {v}"
+
+    ind = "    "
+    body: list[str] = []
+    red = b.reduce_step()
+    if red is None:
+        for a in range(len(b.dims)):
+            body.append(ind * (1 + a) + f"for i{a} in range({b.dims[a]}):")
+        depth = 1 + len(b.dims)
+        body += [ind * depth + ln for ln in b.phase_lines("p", decl, load, store)]
+    else:
+        k, r = red
+        depth = 1
+        for a in b.kept:
+            body.append(ind * depth + f"for i{a} in range({b.dims[a]}):")
+            depth += 1
+        body.append(ind * depth + "ko = " + _index([f"i{a}" for a in b.kept],
+                                                   [b.kstr[a] for a in b.kept]))
+        acc_t = "float64" if r.op == "sum" else r.dtype
+        init = {"sum": "0.0", "max": "-np.inf", "min": "np.inf"}[r.op]
+        body.append(ind * depth + f"acc = np.{acc_t}({init})")
+        inner = depth
+        for a in b.red:
+            body.append(ind * inner + f"for i{a} in range({b.dims[a]}):")
+            inner += 1
+        body += [ind * inner + ln for ln in b.phase_lines("p", decl, load, store)]
+        src = b.ref(r.operand, r.dtype)
+        if r.op == "sum":
+            body.append(ind * inner + f"acc += np.float64({src})")
+        else:
+            cmp = ">" if r.op == "max" else "<"
+            body.append(ind * inner + f"v = {src}")
+            body.append(ind * inner + f"if v {cmp} acc or v != v:")
+            body.append(ind * (inner + 1) + "acc = v")
+        body.append(ind * depth + f"t{k} = np.{r.dtype}(acc)")
+        body += [ind * depth + ln for ln in b.phase_lines("e", decl, load, store)]
+    return "\n".join(out + (body or [ind + "pass"])) + "\n"
+
+
+# ------------------------------------------------------------------- OpenCL C / CUDA C
+def c_source(spec: KernelSpec, name: str, dialect: str = "opencl") -> str:
+    """One kernel ``name`` over flat buffers, one work-item per output position (kept
+    position for a reduce kernel; a contiguous chunk of ``chunk`` positions for an
+    elementwise one, as the OpenCL backend's own kernels, which PoCL vectorizes)."""
+    b = _Body(spec, "c")
+    cuda = dialect == "cuda"
+    g = "" if cuda else "__global "
+    types = _arg_types(spec)
+    args = []
+    for i in range(spec.nargs):
+        const = "const " if i not in {s.arg for s in spec.stores} else ""
+        args.append(f"{g}{const}{types[i]} * restrict a{i}")
+    head = ("extern \"C\" __global__ void" if cuda else "__kernel void")
+    gid = "(long)(blockIdx.x * blockDim.x + threadIdx.x)" if cuda else "(long)get_global_id(0)"
+
+    def decl(dtype: str, v: str, e: str) -> str:
+        return f"{table.ctype_of(dtype)} {v} = {e};"
+
+    def load(ld: Load, idx: str) -> str:
+        return f"a{ld.arg}[{idx}]"
+
+    def store(arg: int, idx: str, v: str) -> str:
+        return f"a{arg}[{idx}] = {v};"
+
+    lines = []
+    red = b.reduce_step()
+    n_items = 1
+    if red is None:
+        total = 1
+        for n in b.dims:
+            total *= n
+        lines.append(f"long s = {gid} * chunk; long e = s + chunk < {total} ? s + chunk : "
+                     f"{total};")
+        lines.append("for (long flat = s; flat < e; flat++) {")
+        lines.append("  long r = flat;")
+        for a in range(len(b.dims) - 1, -1, -1):
+            lines.append(f"  long i{a} = r % {b.dims[a]}; r /= {b.dims[a]};"
+                         if a else f"  long i{a} = r;")
+        lines += ["  " + ln for ln in b.phase_lines("p", decl, load, store)]
+        lines.append("}")
+        args.append("long chunk")
+    else:
+        k, r = red
+        for a in b.kept:
+            n_items *= b.dims[a]
+        lines.append(f"long ko = {gid}; if (ko >= {n_items}) return;")
+        lines.append("long r = ko;")
+        for a in reversed(b.kept):
+            lines.append(f"long i{a} = r % {b.dims[a]}; r /= {b.dims[a]};")
+        acc_t = "double" if r.op == "sum" else table.ctype_of(r.dtype)
+        init = {"sum": "0", "max": "-INFINITY", "min": "INFINITY"}[r.op]
+        lines.append(f"{acc_t} acc = {init};")
+        depth = ""
+        for a in b.red:
+            lines.append(depth + f"for (long i{a} = 0; i{a} < {b.dims[a]}; i{a}++) {{")
+            depth += "  "
+        lines += [depth + ln for ln in b.phase_lines("p", decl, load, store)]
+        src = b.ref(r.operand, r.dtype)
+        if r.op == "sum":
+            lines.append(depth + f"acc += (double){src};")
+        else:
+            cmp = ">" if r.op == "max" else "<"
+            lines.append(depth + f"{{ {acc_t} v = {src}; if (v {cmp} acc || isnan(v)) acc = v; }}")
+        for _a in b.red:
+            depth = depth[:-2]
+            lines.append(depth + "}")
+        lines.append(f"{table.ctype_of(r.dtype)} t{k} = ({table.ctype_of(r.dtype)})acc;")
+        lines += b.phase_lines("e", decl, load, store)
+    pre = "" if cuda else _cl_prelude(spec)
+    body = "\n  ".join(lines)
+    return f"{pre}{head} {name}({', '.join(args)}) {{\n  {body}\n}}\n"
+
+
+def _arg_types(spec: KernelSpec) -> list[str]:
+    types = ["uchar"] * spec.nargs
+    for ld in spec.loads:
+        types[ld.arg] = table.ctype_of(ld.dtype)
+    for s in spec.stores:
+        types[s.arg] = table.ctype_of(s.dtype)
+    return types
+
+
+def _cl_prelude(spec: KernelSpec) -> str:
+    dts = {ld.dtype for ld in spec.loads} | {s.dtype for s in spec.stores}
+    for st in spec.steps:
+        dts.add(st.dtype)
+    pre = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    return pre if ("float64" in dts or spec.is_reduce) else ""
+
+
+def work_items(spec: KernelSpec) -> int:
+    """Positions a C kernel's work-items cover (kept positions, or every element)."""
+    n = 1
+    for a, d in enumerate(spec.shape):
+        if not spec.reduced[a]:
+            n *= d
+    return n

@@ -1,0 +1,174 @@
+"""Fusion (issue 20 item 3): fused replay == unfused replay == eager, forward and gradients,
+on every device; what fuses and what stays a library call."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import omnitensor as ot
+import omnitensor.nn.functional as F
+from omnitensor import nn
+from omnitensor.compiler import capture, replay
+from omnitensor.compiler.fusion import fusion_pass, plan
+from omnitensor.compiler.replay import Launch
+
+pytest.importorskip("numba")
+
+
+def _trace(fn, args):
+    """(eager result, graph, the arrays of graph.inputs as the capture saw them)."""
+    rec = capture.Recorder(capture.graph_device(args, {}), capture.default_sources(fn, args, {}))
+    with capture.recording(rec):
+        res = fn(*args)
+    outs = list(res) if isinstance(res, tuple) else [res]
+    g = rec.graph([rec.value_of(t._data) for t in outs], [])
+    return res, g, list(rec.input_arrays)
+
+
+def _plans(fn, args):
+    """(eager result, graph, unfused plan, fused plan, input arrays by graph order)."""
+    res, g, arrays = _trace(fn, args)
+    return res, g, replay.build_plan(g, passes=()), replay.build_plan(
+        g, passes=[fusion_pass]), arrays
+
+
+def _np(dev_array, device):
+    return ot.device(device).backend.to_numpy(dev_array)
+
+
+def _rand(device, *shape, seed=0):
+    rng = np.random.default_rng(seed + len(shape))
+    return ot.tensor(rng.standard_normal(shape).astype(np.float32), device=device)
+
+
+def test_elementwise_chain_with_broadcast_and_casts_is_one_kernel(device):
+    x, b = _rand(device, 32, 16), _rand(device, 16, seed=1)
+
+    def f(x, b):
+        y = (x * 2.0 + b).relu() * x - b / 3.0
+        m = (y > 0.5).float()
+        return (y * m + (1 - m) * x).double() * 0.25
+    res, g, p0, p1, arrays = _plans(f, (x, b))
+    launches = [s for s in p1.steps if isinstance(s, Launch)]
+    assert len(launches) == 1 and len(p1.steps) < len(p0.steps)
+    want = res.cpu().numpy()
+    got0, got1 = _np(p0(arrays)[0], device), _np(p1(arrays)[0], device)
+    np.testing.assert_array_equal(got0, want)
+    # arithmetic, comparisons and casts only: bitwise (no fma contraction in any dialect)
+    np.testing.assert_array_equal(got1, want)
+    assert got1.dtype == np.float64
+
+
+def test_transcendental_chain_within_float32_ulps(device):
+    x = _rand(device, 1000)
+
+    def f(x):
+        return (x.tanh() * 3.0).exp().log1p().sqrt() / (1 + x.abs()) + x.sigmoid()
+    res, g, p0, p1, arrays = _plans(f, (x,))
+    assert sum(isinstance(s, Launch) for s in p1.steps) == 1
+    np.testing.assert_allclose(_np(p1(arrays)[0], device), res.cpu().numpy(), rtol=4e-7,
+                               atol=1e-7)
+
+
+def _grads(fn, device, shape=(8, 10), seed=3):
+    x = _rand(device, *shape, seed=seed).requires_grad_()
+
+    def step(x, w, t):
+        x.grad = None
+        out = fn(x, w, t)
+        out.backward()
+        return out, x.grad
+    return x, step
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "cross_entropy", "layer_norm",
+                                  "mean_max"])
+def test_reduction_patterns_forward_and_gradient(device, name):
+    t = ot.tensor(np.arange(8) % 10, device=device)
+    w = _rand(device, 10, seed=5)
+    fns = {
+        "softmax": lambda x, w, t: (F.softmax(x, dim=1) * w).sum(),
+        "log_softmax": lambda x, w, t: (F.log_softmax(x, dim=1) * w).sum(),
+        "cross_entropy": lambda x, w, t: F.cross_entropy(x, t),
+        "layer_norm": lambda x, w, t: (F.layer_norm(x, (10,)) * w).sum(),
+        "mean_max": lambda x, w, t: (x.exp().mean(dim=0) - x.amax(dim=1).mean()).square()
+        .sum(),
+    }
+    x, step = _grads(fns[name], device)
+    res, g, arrays = _trace(step, (x, w, t))
+    p0 = replay.build_plan(g, passes=())
+    p1 = replay.build_plan(g, passes=[fusion_pass])
+    groups, _, _ = plan(g)
+    assert any(p.spec.is_reduce and len(p.members) >= 2 for p in groups)
+    want = [r.detach().cpu().numpy() for r in res]
+    for p in (p0, p1):
+        got = [_np(a, device) for a in p(arrays)]
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6)
+
+
+def _mlp_run(device, compiled, steps=4, fusion="1", monkeypatch=None):
+    monkeypatch.setenv("OMNITENSOR_FUSION", fusion)
+    ot.compiler.reset()
+    ot.manual_seed(0)
+    m = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
+                      nn.Linear(256, 10)).to(device)
+    opt = ot.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+    rng = np.random.default_rng(0)
+    X = ot.tensor(rng.standard_normal((64, 64)).astype(np.float32), device=device)
+    Y = ot.tensor(rng.integers(0, 10, 64), device=device)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(m(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    f = ot.compile(step) if compiled else step
+    losses = [float(f(X, Y)) for _ in range(steps)]
+    return losses, [p.detach().cpu().numpy() for p in m.parameters()], f
+
+
+def test_mlp_sgd_momentum_step_fused_matches_eager(device, monkeypatch):
+    le, pe, _ = _mlp_run(device, False, monkeypatch=monkeypatch)
+    lf, pf, f = _mlp_run(device, True, monkeypatch=monkeypatch)
+    assert f.cache_info()["replays"] >= 1
+    np.testing.assert_allclose(lf, le, rtol=1e-6)
+    for a, b in zip(pf, pe):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_mlp_step_plan_keeps_matmul_a_library_call(device, monkeypatch):
+    _, _, f = _mlp_run(device, True, steps=3, monkeypatch=monkeypatch)
+    g = f.graphs()[-1]
+    p1 = replay.build_plan(g, passes=[fusion_pass])
+    fused = [s for s in p1.steps if isinstance(s, Launch)]
+    left = [s.op for s in p1.steps if not isinstance(s, Launch)]
+    assert len(fused) >= 10 and len(p1.steps) < 0.6 * len(g.nodes)
+    assert left.count("matmul") == sum(n.op == "matmul" for n in g.nodes)
+    # the SGD momentum update (buf = m * buf + g; p -= lr * buf) writes both in place
+    assert sum(len(s.writes) == 2 for s in fused) >= 6
+
+
+def test_fusion_off_by_environment(monkeypatch):
+    x = _rand("cpu", 8)
+    res, g = capture.trace(lambda x: (x * 2 + 1).exp(), (x,))
+    monkeypatch.setenv("OMNITENSOR_FUSION", "0")
+    assert not any(isinstance(s, Launch)
+                   for s in replay.build_plan(g, passes=[fusion_pass]).steps)
+
+
+def test_inplace_write_into_a_strided_buffer_falls_back(device):
+    base = ot.zeros(6, 4, device=device)
+    view = base.t()                    # (4, 6), not contiguous
+    y = _rand(device, 4, 6)
+
+    def f(v, y):
+        v.mul_(2.0).add_(y)
+        return v
+    _res, g = capture.trace(f, (view, y))
+    base2 = ot.zeros(6, 4, device=device)
+    p1 = replay.build_plan(g, passes=[fusion_pass])
+    arrays = {"args[0]": base2.t()._data, "args[1]": y._data}
+    p1([arrays[i.name] for i in g.inputs])
+    np.testing.assert_array_equal(base2.t().cpu().numpy(), y.cpu().numpy())

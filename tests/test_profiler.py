@@ -130,6 +130,9 @@ def _check_trace(doc, device):
                  if e["ph"] == "M" and e["name"] == "process_name"}
         assert all(names[k["pid"]].startswith(device) for k in kernels)
         assert len(flows) == len(kernels)
+        # device clock aligned with the host's: work starts after its op was issued
+        by_id = {e["args"]["External id"]: e for e in ops}
+        assert all(k["ts"] >= by_id[k["args"]["External id"]]["ts"] - 20 for k in kernels)
     return ops, kernels
 
 

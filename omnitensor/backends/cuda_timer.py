@@ -44,8 +44,7 @@ class CudaDeviceTimer:
     def close(self) -> None:
         if not self.closed:
             self.closed = True
-            with cupy.cuda.Device(self.index):
-                cupy.cuda.Device(self.index).synchronize()
+            cupy.cuda.Device(self.index).synchronize()
 
     def spans(self, handle: tuple[Any, Any]) -> list[tuple[str | None, int, int]]:
         b, e = handle

@@ -160,7 +160,9 @@ def c_source(spec: KernelSpec, name: str, dialect: str = "opencl") -> str:
     def store(arg: int, idx: str, v: str) -> str:
         return f"a{arg}[{idx}] = {v};"
 
-    lines = []
+    # element offsets of views into their buffers (CLArray.offset), applied once
+    args += [f"long o{i}" for i in range(spec.nargs)]
+    lines = [" ".join(f"a{i} += o{i};" for i in range(spec.nargs))]
     red = b.reduce_step()
     n_items = 1
     if red is None:
@@ -204,7 +206,7 @@ def c_source(spec: KernelSpec, name: str, dialect: str = "opencl") -> str:
             lines.append(depth + "}")
         lines.append(f"{table.ctype_of(r.dtype)} t{k} = ({table.ctype_of(r.dtype)})acc;")
         lines += b.phase_lines("e", decl, load, store)
-    pre = "" if cuda else _cl_prelude(spec)
+    pre = "" if cuda else _cl_prelude(spec)  # nvcc: build with --fmad=false
     body = "\n  ".join(lines)
     return f"{pre}{head} {name}({', '.join(args)}) {{\n  {body}\n}}\n"
 
@@ -222,8 +224,11 @@ def _cl_prelude(spec: KernelSpec) -> str:
     dts = {ld.dtype for ld in spec.loads} | {s.dtype for s in spec.stores}
     for st in spec.steps:
         dts.add(st.dtype)
-    pre = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
-    return pre if ("float64" in dts or spec.is_reduce) else ""
+    # OpenCL C contracts a * b + c into an fma by default; NumPy rounds each op
+    pre = "#pragma OPENCL FP_CONTRACT OFF\n"
+    if "float64" in dts or spec.is_reduce:
+        pre += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    return pre
 
 
 def work_items(spec: KernelSpec) -> int:

@@ -1,0 +1,92 @@
+"""Fused kernels on ``opencl`` devices: OpenCL C built and launched through the OpenCL
+backend's own program cache and argument setters.
+
+One program per kernel source (keyed by its hash, so identical groups share a build; PoCL
+keeps built programs in its kernel cache across processes). Arguments: every array's
+buffer, then each one's element offset, then (elementwise kernels) the chunk size that
+``DeviceState.split`` picks, so a CPU device runs few long vectorizable loops.
+"""
+from __future__ import annotations
+
+import hashlib
+import struct
+from typing import Any, Callable
+
+import numpy as np
+
+from ...backends.opencl import launch as cl_launch
+from ...backends.opencl import program_cache
+from ...backends.opencl.array import CLArray, new
+from . import render
+from .spec import KernelSpec
+
+_LONG = struct.Struct("=q")
+
+
+class Kernel:
+    """``kernel(*arrays) -> outputs`` for one fused group on CLArrays (see cpu.Kernel)."""
+
+    def __init__(self, spec: KernelSpec, n_inputs: int, fresh: list[tuple[tuple, str, bool]],
+                 out_args: list[int], inplace_args: list[int],
+                 fallback: Callable[..., Any], device: Any) -> None:
+        be = device.backend
+        self.st = st = be.state(device.index)
+        self.backend = be
+        self.source = render.c_source(spec, "fused", "opencl")
+        key = ("fused", hashlib.sha1(self.source.encode()).hexdigest())
+        src = self.source
+        self.k = program_cache.kernel(st, key, "fused", lambda: src, st.build_options)
+        self.nargs = spec.nargs
+        self.n_inputs = n_inputs
+        self.fresh = [(tuple(s), np.dtype(dt), reuse) for s, dt, reuse in fresh]
+        self.bufs: list[Any] = [None] * len(fresh)
+        self.out_args = out_args
+        self.inplace_args = inplace_args
+        self.fallback = fallback
+        self.reduce = spec.is_reduce
+        n = render.work_items(spec) if spec.is_reduce else int(np.prod(spec.shape,
+                                                                         dtype=np.int64))
+        if self.reduce:
+            if st.is_cpu:
+                self.gsize, self.lsize = (n,), (1,)
+            else:
+                self.gsize, self.lsize = (-(-n // 64) * 64,), (64,)
+            extra = ()
+        else:
+            self.gsize, chunk = st.split(n)
+            self.lsize = st.local
+            extra = (2 * spec.nargs, _LONG.pack(chunk))
+        self.extra = extra
+
+    def __call__(self, *arrays: Any) -> Any:
+        for k in self.inplace_args:
+            if not arrays[k].contig:
+                return self.fallback(*arrays)
+        arrs = list(arrays)
+        for i in range(self.n_inputs):
+            a = arrs[i]
+            if not a.contig:
+                arrs[i] = self.backend.contiguous(a)
+        st = self.st
+        for j, (shape, dt, reuse) in enumerate(self.fresh):
+            buf = self.bufs[j]
+            if buf is None:
+                buf = new(st, shape, dt)
+                if reuse:
+                    self.bufs[j] = buf
+            arrs.append(buf)
+        mem: list[Any] = []
+        offs: list[Any] = []
+        n = self.nargs
+        for i, a in enumerate(arrs):
+            mem += (i, a.data)
+            offs += (n + i, _LONG.pack(a.offset))
+        k = self.k
+        cl_launch.set_mem(k, tuple(mem))
+        cl_launch.set_bytes(k, tuple(offs) + self.extra)
+        cl_launch.run(st.queue, k, self.gsize, self.lsize)
+        outs = [arrs[i] for i in self.out_args]
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+__all__ = ["Kernel", "CLArray"]

@@ -51,7 +51,7 @@ class Kernel:
                 self.gsize, self.lsize = (n,), (1,)
             else:
                 self.gsize, self.lsize = (-(-n // 64) * 64,), (64,)
-            extra = ()
+            extra: tuple = ()
         else:
             self.gsize, chunk = st.split(n)
             self.lsize = st.local

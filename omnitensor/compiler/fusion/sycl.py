@@ -29,7 +29,7 @@ def _kernel(queue: Any, source: str) -> Any:
     if k is None:
         try:
             prog = dpp.create_program_from_source(queue, source, "")
-        except Exception as e:  # dpctl raises its own SyclProgramCompilationError
+        except dpp.SyclProgramCompilationError as e:
             from ...errors import BackendError
             raise BackendError(f"sycl: compiling a fused kernel failed ({e}); this is a bug "
                                f"in omnitensor's fusion, please report it.\n{source}") from None

@@ -300,6 +300,8 @@ class _Size(int):
     def __call__(self, dim: int | None = None) -> Any:
         if dim is None:
             return Size(self._shape)
+        if isinstance(dim, bool):
+            raise TypeError("size(): argument 'dim' must be int, not bool")
         a = normalize_axis(dim, len(self._shape))
         if not self._shape:  # torch's message: a 0-d tensor has no size(dim)
             raise IndexOutOfRangeError(f"Dimension specified as {dim} but tensor has no "

@@ -108,8 +108,11 @@ class Discovery:
     def arg(self, name: str, o: Any, depth: int = 0) -> None:
         key = self.key
         if isinstance(o, Tensor):
-            self.add_tensor(name, o, "arg")
-            key.append(tensor_meta(o))
+            if o.requires_grad and o.grad_fn is None and id(o) not in self._seen:
+                self.param(name, o, kind="arg", versioned=False)   # a leaf: its .grad too
+            else:
+                self.add_tensor(name, o, "arg")
+                key.append(tensor_meta(o))
         elif isinstance(o, _SCALARS):
             key.append((o.__class__, o))
         elif isinstance(o, (tuple, list)) and depth < 3:
@@ -130,6 +133,9 @@ class Discovery:
         if id(o) in self._seen:
             return
         if isinstance(o, Tensor):
+            if o.requires_grad and o.grad_fn is None:
+                self.param(name, o)            # a leaf (a parameter): its .grad too
+                return
             self._seen.add(id(o))
             self.add_tensor(name, o, "state")
             self.key.append((name, tensor_meta(o)))
@@ -187,13 +193,14 @@ class Discovery:
                     self.add_tensor(mp + aname, a, "buffer")
                     key.append((aname,) + tensor_meta(a))
 
-    def param(self, name: str, p: Tensor) -> None:
+    def param(self, name: str, p: Tensor, kind: str = "param", versioned: bool = True) -> None:
         if id(p) in self._seen:
             self.key.append(id(p))
             return
         self._seen.add(id(p))
-        self.add_tensor(name, p, "param")
-        self.versioned.append(p)
+        self.add_tensor(name, p, kind)
+        if versioned:
+            self.versioned.append(p)
         g = p.grad
         self.slots[name + ".grad"] = Slot(p, (("attr", "grad"),), name + ".grad")
         if g is None:

@@ -150,7 +150,9 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         raise ValueError(f"chunk: chunks must be a positive integer, got {chunks!r}")
     a = normalize_axis(dim, x.ndim)
     n = x.shape[a]
-    step = max(1, -(-n // chunks))
+    if n == 0:  # torch: ``chunks`` empty pieces (a split by 0 would give one)
+        return tuple(narrow(x, a, 0, 0) for _ in range(chunks))
+    step = -(-n // chunks)
     return split(x, step, a)
 
 

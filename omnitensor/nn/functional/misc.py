@@ -8,6 +8,7 @@ import numpy as np
 
 from ...core import dtypes as _dt
 from ...core import capture_hooks
+from ...errors import ShapeError
 from ...core.capture_hooks import composite
 from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.ops.creation import arange, zeros
@@ -138,6 +139,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not "
                                   "supported")
+    if weight.ndim != 2:
+        raise ShapeError(f"embedding: 'weight' must be 2-D (num_embeddings, embedding_dim), "
+                         f"got shape {tuple(weight.shape)}")
     num = weight.shape[0]
     if max_norm is not None:
         _renorm_rows_(weight, input.reshape(-1), float(max_norm), float(norm_type))

@@ -69,6 +69,9 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int,  # noqa: A0
     if _autocast.active:
         input, weight, bias = autocast_operands("layer_norm", input, weight, bias)  # noqa: A001
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not ns:
+        raise ValueError("layer_norm: normalized_shape must have at least one dim (torch), "
+                         "got []")
     if tuple(input.shape[input.ndim - len(ns):]) != ns:
         raise ValueError(f"layer_norm: normalized_shape {list(ns)} does not match the "
                          f"trailing dims of input of shape {tuple(input.shape)}")

@@ -132,6 +132,11 @@ def test_fp32_ops_cast_low_inputs_up(device):
         accel = ot.float32 if dev_type != "cpu" else low
         assert F.softmax(x, -1).dtype is accel
         assert F.layer_norm(x, (8,)).dtype is accel
+        assert x.exp().dtype is accel and ot.log(x.abs()).dtype is accel
+        assert x.sum().dtype is accel and x.cumsum(0).dtype is accel
+        assert (x ** 2).dtype is accel and ot.logsumexp(x, 1).dtype is accel
+        assert x.mean().dtype is low and x.relu().dtype is low  # on neither list
+        assert x.sum(dtype=ot.float64).dtype is ot.float64
         # an explicit dtype= is not autocast (torch)
         assert F.softmax(x, -1, dtype=ot.float64).dtype is ot.float64
         # float64 is never autocast

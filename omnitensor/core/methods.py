@@ -54,7 +54,7 @@ def _dunder(fn: Callable, reflected: bool = False) -> Callable:
 
 def _binary_dunder(bop: Any, reflected: bool = False) -> Callable:
     """An operator straight into the elementwise dispatcher (the hot path)."""
-    binary = ew._binary
+    binary = ew.binary_entry(bop)  # pow: through autocast's check
     ok = (Tensor,) + _SCALARS
     if reflected:
         def op(self: Tensor, other: Any) -> Any:

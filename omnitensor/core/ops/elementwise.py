@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ...errors import (BackendError, DeviceMismatchError, OmnitensorError, ShapeError,
                        mismatch_message)
 from .. import dtypes as _dt
+from ..autocast_state import FP32_GPU, autocast_operands, state as _autocast
 from ..graph import _mode, record
 from ..shape_util import broadcast_shapes
 from ..tensor import Tensor, _make
@@ -524,16 +525,37 @@ BINARY_OPS: dict[str, BinaryOp] = {op.name: op for op in [
 
 # ---------------------------------------------------------- public functions from rows
 def _make_unary(op: UnaryOp) -> Callable[..., Tensor]:
-    def fn(x: Tensor, /) -> Tensor:
-        return _unary(op, x)
+    name = op.name
+    if name in FP32_GPU:  # autocast runs these in float32 on accelerators (torch's CUDA list)
+        def fn(x: Tensor, /) -> Tensor:
+            if _autocast.active:
+                x, = autocast_operands(name, x)
+            return _unary(op, x)
+    else:
+        def fn(x: Tensor, /) -> Tensor:
+            return _unary(op, x)
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"Elementwise {op.name} (Array API / torch semantics)."
     return fn
 
 
+def _binary_autocast(op: BinaryOp, a: Any, b: Any) -> Tensor:
+    """:func:`_binary` for the ops autocast runs in float32 on accelerators (pow)."""
+    if _autocast.active:
+        a, b = autocast_operands(op.name, a, b)
+    return _binary(op, a, b)
+
+
+def binary_entry(op: BinaryOp) -> Callable[[BinaryOp, Any, Any], Tensor]:
+    """The dispatcher a public entry (function or operator) of ``op`` calls."""
+    return _binary_autocast if op.name in FP32_GPU else _binary
+
+
 def _make_binary(op: BinaryOp) -> Callable[..., Tensor]:
+    binary = binary_entry(op)
+
     def fn(x1: Any, x2: Any, /) -> Tensor:
-        return _binary(op, x1, x2)
+        return binary(op, x1, x2)
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = f"Elementwise {op.name} with broadcasting and type promotion."
     return fn

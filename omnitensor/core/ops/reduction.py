@@ -13,6 +13,7 @@ import math
 from typing import Any, NamedTuple
 
 from .. import dtypes as _dt
+from ..autocast_state import autocast_operands, state as _autocast
 from ..graph import needs_grad, no_grad_ctx, record
 from ..shape_util import normalize_axes, normalize_axis, prod as _prod
 from ..tensor import Tensor, _make
@@ -82,6 +83,8 @@ def sum(x: Tensor, /, dim: Any = None, keepdim: bool = False, *, axis: Any = Non
         keepdims: bool = False, dtype: Any = None) -> Tensor:
     """Sum over axes (all when None). Integer and bool inputs sum in int64 (uint64 for
     unsigned), as torch and the Array API do."""
+    if _autocast.active and dtype is None:  # autocast: float32 on accelerators
+        x, = autocast_operands("sum", x)
     axes = _axes(x, dim, axis)
     keep = keepdim or keepdims
     d = _dt.as_dtype(dtype) if dtype is not None else _sum_dtype(x._dtype)
@@ -105,7 +108,8 @@ def mean(x: Tensor, /, dim: Any = None, keepdim: bool = False, *, axis: Any = No
     if d.kind not in "fc":
         d = _dt.get_default_dtype()
     n = _prod(x.shape[a] for a in axes)
-    s = sum(x if x._dtype is d else x.to(d), axis=axes, keepdims=keepdim or keepdims)
+    # dtype= explicit: mean is on no autocast list, its inner sum must not be cast up
+    s = sum(x if x._dtype is d else x.to(d), axis=axes, keepdims=keepdim or keepdims, dtype=d)
     return s / n if n else s * math.nan
 
 
@@ -122,6 +126,8 @@ def nanmean(x: Tensor, /, dim: Any = None, keepdim: bool = False) -> Tensor:
 def prod(x: Tensor, /, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
          keepdims: bool = False, dtype: Any = None) -> Tensor:
     """Product over axes (integers in int64)."""
+    if _autocast.active and dtype is None:  # autocast: float32 on accelerators
+        x, = autocast_operands("prod", x)
     axes = _axes(x, dim, axis)
     keep = keepdim or keepdims
     d = _dt.as_dtype(dtype) if dtype is not None else _sum_dtype(x._dtype)
@@ -310,7 +316,7 @@ def var(x: Tensor, /, dim: Any = None, unbiased: Any = None, keepdim: bool = Fal
     mu = mean(xf, axis=axes, keepdims=True)
     d = xf - mu
     sq = (d * d.conj()).real if d._dtype.kind == "c" else d * d
-    return sum(sq, axis=axes, keepdims=keep) / builtins.max(n - correction, 0)
+    return sum(sq, axis=axes, keepdims=keep, dtype=sq.dtype) / builtins.max(n - correction, 0)
 
 
 @via_compute
@@ -339,6 +345,8 @@ def std_mean(x: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = 
 @via_compute
 def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim``, computed stably."""
+    if _autocast.active:
+        x, = autocast_operands("logsumexp", x)
     axes = _axes(x, dim, None)
     xf = x if x._dtype.kind in "fc" else x.to(_dt.get_default_dtype())
     if not axes:
@@ -415,11 +423,15 @@ def _cumprod_backward_with_zeros(x: Tensor, g: Tensor, a: int) -> Tensor:
 
 def cumsum(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Inclusive cumulative sum along ``dim`` (integers in int64)."""
+    if _autocast.active and dtype is None:  # autocast: float32 on accelerators
+        x, = autocast_operands("cumsum", x)
     return _cumulative("cumsum", x, dim, dtype)
 
 
 def cumprod(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Inclusive cumulative product along ``dim``."""
+    if _autocast.active and dtype is None:  # autocast: float32 on accelerators
+        x, = autocast_operands("cumprod", x)
     return _cumulative("cumprod", x, dim, dtype)
 
 
@@ -458,6 +470,8 @@ def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
 def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
                 axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
     """The p-norm over axes (all when None): ord 2 (default), 1, inf, -inf, 0, any p."""
+    if _autocast.active and dtype is None:  # autocast: float32 on accelerators
+        x, = autocast_operands("vector_norm", x)
     axes = _axes(x, dim, axis)
     keep = keepdim or keepdims
     if dtype is not None:

@@ -61,14 +61,21 @@ _BINARY = {"add": "Add", "subtract": "Sub", "multiply": "Mul", "divide": "Div", 
 
 
 def _unary(onnx_op: str) -> Mapping:
-    return lambda e, n: e.b.op(onnx_op, [e.name(n.args[0])])
+    def f(e: Any, n: Any) -> Any:
+        op = "Not" if onnx_op == "BitwiseNot" and n.args[0].dtype == "bool" else onnx_op
+        return e.b.op(op, [e.name(n.args[0])])
+    return f
+
+
+_LOGICAL = {"BitwiseAnd": "And", "BitwiseOr": "Or", "BitwiseXor": "Xor"}
 
 
 def _binary(onnx_op: str) -> Mapping:
     def f(e: Any, n: Any) -> Any:
         a, b = n.args[:2]
         like = a if not _is_scalar(a) else b
-        return e.b.op(onnx_op, [e.operand(a, like), e.operand(b, like)])
+        op = _LOGICAL.get(onnx_op, onnx_op) if like.dtype == "bool" else onnx_op
+        return e.b.op(op, [e.operand(a, like), e.operand(b, like)])
     return f
 
 

@@ -174,14 +174,16 @@ def _conv_t(e: Any, r: Any, a: dict) -> Any:
 def _max_pool(e: Any, r: Any, a: dict) -> Any:
     nd = int(r.name[-2])
     x = a["input"]
-    if a["return_indices"] or a["ceil_mode"]:
-        return None        # torch's index layout and ceil rule: the primitives are exact
+    if a["return_indices"]:
+        return None        # torch's index layout: the primitives are exact
     k = _ints(a["kernel_size"], nd)
     s = k if a["stride"] in (None, []) else _ints(a["stride"], nd)
     p = _ints(a["padding"], nd)
     xn, unb = _batched(e, x, nd)
+    # ceil_mode: ONNX's rule (a window that would start in the right padding is dropped)
+    # is torch's
     y = e.b.op("MaxPool", [xn], kernel_shape=k, strides=s, pads=p + p,
-               dilations=_ints(a["dilation"], nd))
+               dilations=_ints(a["dilation"], nd), ceil_mode=int(bool(a["ceil_mode"])))
     return [_unbatch(e, y, unb)]
 
 
@@ -189,14 +191,15 @@ def _max_pool(e: Any, r: Any, a: dict) -> Any:
 def _avg_pool(e: Any, r: Any, a: dict) -> Any:
     nd = int(r.name[-2])
     x = a["input"]
-    if a["ceil_mode"] or a.get("divisor_override") is not None:
+    if a.get("divisor_override") is not None:
         return None
     k = _ints(a["kernel_size"], nd)
     s = k if a["stride"] in (None, []) else _ints(a["stride"], nd)
     p = _ints(a["padding"], nd)
     xn, unb = _batched(e, x, nd)
     y = e.b.op("AveragePool", [xn], kernel_shape=k, strides=s, pads=p + p,
-               count_include_pad=int(bool(a["count_include_pad"])))
+               count_include_pad=int(bool(a["count_include_pad"])),
+               ceil_mode=int(bool(a["ceil_mode"])))
     return [_unbatch(e, y, unb)]
 
 

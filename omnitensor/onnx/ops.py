@@ -384,6 +384,14 @@ def _gather(ctx: Ctx, x: Tensor, idx: Tensor) -> Tensor:
     return out.reshape((*x.shape[:axis], *idx.shape, *x.shape[axis + 1:]))
 
 
+@op("GatherND")
+def _gather_nd(ctx: Ctx, x: Tensor, idx: Tensor) -> Tensor:
+    if ctx.attr("batch_dims", 0):
+        raise NotImplementedError("omnitensor.onnx: GatherND with batch_dims is not supported")
+    x, idx = _joint(x, idx)
+    return x[tuple(idx[..., k] for k in range(idx.shape[-1]))]
+
+
 @op("GatherElements")
 def _gather_el(ctx: Ctx, x: Tensor, idx: Tensor) -> Tensor:
     axis = ctx.attr("axis", 0) % x.ndim

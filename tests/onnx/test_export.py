@@ -158,3 +158,154 @@ def _tmp(data: bytes) -> str:
     f.write(data)
     f.close()
     return f.name
+
+
+class Shapes(nn.Module):
+    """The shape ops users write: reshape, permute, cat, slicing, gather, expand."""
+
+    def forward(self, x, idx):
+        y = x.reshape(x.shape[0], 4, 6).permute(0, 2, 1)             # (N, 6, 4)
+        y = ot.cat([y, y[:, :2] * 2.0], dim=1)                          # (N, 8, 4)
+        y = y[:, 1:7:2, ::-1]                                           # (N, 3, 4)
+        g = ot.gather(y, 2, idx)                                        # (N, 3, 2)
+        e = g[:, :1].expand(-1, 3, -1)
+        return ot.stack([g, e], 0).transpose(0, 1).flatten(1), y.unsqueeze(1).squeeze(1)
+
+
+def _layers(device: str) -> dict:
+    g = np.random.default_rng(3)
+    rn = lambda *s: ot.tensor(g.standard_normal(s).astype(np.float32), device=device)  # noqa
+    mha = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    class MHA(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.mha = mha
+
+        def forward(self, x):
+            return self.mha(x, x, x)[0]
+
+    gn = nn.Sequential(nn.Conv2d(4, 6, 1), nn.GroupNorm(3, 6), nn.SiLU())
+    bn1 = nn.Sequential(nn.Conv1d(3, 4, 3, padding="same"), nn.BatchNorm1d(4),
+                        nn.ELU()).to(device)
+    bn1.train()
+    with ot.no_grad():
+        bn1(rn(5, 3, 9))
+    table = {
+        "linear3d": (nn.Sequential(nn.Linear(6, 5), nn.GELU(), nn.Linear(5, 4, bias=False)),
+                     lambda n: (rn(n, 3, 6),)),
+        "gelu_tanh": (nn.GELU(approximate="tanh"), lambda n: (rn(n, 7),)),
+        "conv1d_bn1d": (bn1, lambda n: (rn(n, 3, 9),)),
+        "conv2d_strided": (nn.Sequential(nn.Conv2d(2, 4, 3, stride=2, padding=1, dilation=1,
+                                                   groups=2), nn.LeakyReLU(0.1)),
+                           lambda n: (rn(n, 2, 9, 9),)),
+        "conv_transpose2d": (nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1,
+                                                output_padding=1), lambda n: (rn(n, 4, 5, 5),)),
+        "pools": (nn.Sequential(nn.MaxPool2d(3, 2, 1), nn.AvgPool2d(2), nn.Tanh(),
+                                nn.AdaptiveAvgPool2d(1)), lambda n: (rn(n, 3, 12, 12),)),
+        "pools_1d": (nn.Sequential(nn.MaxPool1d(2), nn.AvgPool1d(3, 1, 1,
+                                                                 count_include_pad=False),
+                                   nn.Sigmoid()), lambda n: (rn(n, 3, 10),)),
+        "pool_ceil": (nn.Sequential(nn.MaxPool2d(2, ceil_mode=True),
+                                    nn.AvgPool2d(2, ceil_mode=True, padding=1)),
+                      lambda n: (rn(n, 2, 7, 7),)),
+        "groupnorm_silu": (gn, lambda n: (rn(n, 4, 3, 3),)),
+        "layernorm_softplus": (nn.Sequential(nn.LayerNorm([3, 4]), nn.Softplus(),
+                                             nn.Hardtanh()), lambda n: (rn(n, 3, 4),)),
+        "softmax": (nn.Softmax(dim=-1), lambda n: (rn(n, 3, 5),)),
+        "mha": (MHA(), lambda n: (rn(n, 5, 8),)),
+        "gru": (nn.GRU(4, 3, num_layers=2), lambda n: (rn(6, n, 4),)),
+        "embedding_padding": (nn.Embedding(10, 4, padding_idx=0),
+                              lambda n: (ot.tensor(g.integers(0, 10, (n, 3)), device=device),)),
+    }
+    return table
+
+
+_LAYERS = list(_layers("cpu"))
+
+
+@pytest.mark.parametrize("name", _LAYERS)
+def test_every_listed_layer_exports(device, name):
+    model, make = _layers(device)[name]
+    model = model.to(device).eval()
+    a = make(2)
+    batch_axis = 1 if name == "gru" else 0
+    data = _export(model, a, input_names=["x"], dynamic_axes={"x": {batch_axis: "batch"}})
+    sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    for n in (2, 3):
+        a = make(n)
+        want = _eager(model, a)
+        got = sess.run(None, {"x": _host(a[0])})
+        for w, o in zip(want, got):
+            np.testing.assert_allclose(o, w, rtol=TOL, atol=TOL, err_msg=f"{name} batch {n}")
+    loaded = ot.onnx.load(_tmp(data), device=device)
+    res = loaded(*a)
+    res = res if isinstance(res, (tuple, list)) else (res,)
+    for w, o in zip(_eager(model, a), res):
+        np.testing.assert_allclose(_host(o), w, rtol=TOL, atol=TOL)
+
+
+def test_shape_ops_export(device):
+    g = np.random.default_rng(4)
+    x = ot.tensor(g.standard_normal((3, 24)).astype(np.float32), device=device)
+    idx = ot.tensor(g.integers(0, 4, (3, 3, 2)), device=device)
+    model = Shapes()
+    data = _export(model, (x, idx), input_names=["x", "idx"])
+    sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    got = sess.run(None, {"x": _host(x), "idx": _host(idx)})
+    for w, o in zip(_eager(model, (x, idx)), got):
+        np.testing.assert_allclose(o, w, rtol=TOL, atol=TOL)
+
+
+def test_unmapped_op_is_named_with_the_layer():
+    class Odd(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.fc(x).cumprod(1)
+
+    with pytest.raises(NotImplementedError, match=r"'cumprod'.*cannot be exported"):
+        ot.onnx.export(Odd(), (ot.randn(2, 3),), io.BytesIO())
+
+    class Noisy(nn.Module):
+        def forward(self, x):
+            return F.dropout(x, 0.5, training=True)
+
+    with pytest.raises(NotImplementedError, match=r"random_bits.*model.eval\(\)"):
+        ot.onnx.export(Noisy(), (ot.randn(2, 3),), io.BytesIO())
+
+
+def test_export_arguments_and_errors(tmp_path):
+    model = DigitsMLP()
+    x = ot.randn(2, 1, 8, 8)
+    path = tmp_path / "m.onnx"
+    prog = ot.onnx.export(model, x, str(path), dynamo=True, opset_version=17,
+                          do_constant_folding=True, export_params=True)
+    proto = onnx.load(str(path))
+    assert proto.opset_import[0].version == 17
+    assert {i.name for i in proto.graph.initializer} >= {"fc1.weight", "fc1.bias"}
+    assert [i.name for i in proto.graph.input] == ["x"]       # forward's parameter name
+    assert prog.model_proto.graph.output[0].name == "output"
+    assert model.training                                      # restored after the export
+    with pytest.raises(ValueError, match="opset_version 11"):
+        ot.onnx.export(model, x, io.BytesIO(), opset_version=11)
+    with pytest.raises(ValueError, match="neither an input"):
+        ot.onnx.export(model, x, io.BytesIO(), dynamic_axes={"nope": [0]})
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        ot.onnx.export(model, x, io.BytesIO(), bogus=1)
+    nop = ot.onnx.export(model, x, io.BytesIO(), export_params=False)
+    assert "fc1.weight" in [i.name for i in nop.model_proto.graph.input]
+
+
+def test_dynamic_axis_errors_are_clear():
+    class Mean(nn.Module):
+        def forward(self, x):
+            return x - x.mean(0)            # the divisor is the batch size
+
+    data = _export(Mean(), (ot.randn(3, 4),))            # fixed size: fine
+    assert data
+    with pytest.raises(ValueError, match="changes with the size of a dynamic axis"):
+        ot.onnx.export(Mean(), (ot.randn(3, 4),), io.BytesIO(), input_names=["x"],
+                       dynamic_axes={"x": [0]})

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from ..core import capture_hooks
 from ..core.tensor import Tensor, _make
-from . import capture, replay
+from . import aot, capture, replay
 from .guards import Discovery, discover, global_names
 from .ir import Graph
 
@@ -56,26 +56,7 @@ class _Config:
 
 config = _Config()
 _ALL: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()
-# id(tensor) -> (weakref, version) left by the last compiled run: a different version at
-# entry means the tensor was mutated outside a compiled call (the version guard)
-_LEFT: dict[int, tuple[Any, int]] = {}
 _MISSING = object()
-
-
-def _versions_ok(d: Discovery) -> bool:
-    for t in d.versioned:
-        seen = _LEFT.get(id(t))
-        if seen is not None and seen[0]() is t and seen[1] != t._version:
-            return False
-    return True
-
-
-def _leave_versions(d: Discovery) -> None:
-    for t in d.versioned:
-        _LEFT[id(t)] = (weakref.ref(t), t._version)
-    if len(_LEFT) > 100_000:   # forget dead tensors now and then
-        for k in [k for k, (r, _v) in _LEFT.items() if r() is None]:
-            del _LEFT[k]
 
 
 class _Entry:
@@ -93,6 +74,10 @@ class _Entry:
         self.data_bindings: list[tuple[str, int]] = []
         self.bumps: list[tuple[str, int]] = []
         self.replays = 0
+        self.aot: aot.Split | None = None         # a forward whose backward runs outside
+        self.aot_outs: list[int] = []
+        self.aot_inputs: list[str] = []
+        self.n_extra = 0
 
 
 class CompiledFunction:
@@ -127,9 +112,8 @@ class CompiledFunction:
                                args, kwargs)
         if entry is not None and entry.reason is not None:
             result = fn(*args, **kwargs)   # this key breaks the graph: eager
-            _leave_versions(d)
             return result
-        if entry is not None and _versions_ok(d):
+        if entry is not None:
             return self._replay(entry, d)
         if self.traces >= config.cache_size_limit:
             if not self._limit_warned:
@@ -167,10 +151,17 @@ class CompiledFunction:
         start_versions = {n: t._version for n, t in d0.tensors.items()}
         rec = capture.Recorder(capture.graph_device(args, kwargs, fn), d0.sources(),
                                hooks=True, fullgraph=self.fullgraph)
+        sp = None
         with capture.recording(rec):
             result = fn(*args, **kwargs)
+            rg = self._outputs_needing_backward(result, d0, start_slots, start_versions)
+            if rg and not rec.breaks:
+                try:
+                    sp = aot.capture_backward(rec, rg)
+                except Exception as err:  # noqa: BLE001 - an uncapturable backward: eager
+                    e.reason = f"the backward of the result cannot be captured ({err})"
+                    return result
         d1 = discover(fn, args, kwargs, self._globals)
-        _leave_versions(d1)
         why = self._why_not(rec, d0, d1)
         if why is not None:
             e.reason = why
@@ -216,6 +207,8 @@ class CompiledFunction:
         outs: list = []
         requires_grad = []
 
+        out_index: dict[int, int] = {}
+
         def tmpl(o: Any) -> Any:
             if isinstance(o, Tensor):
                 if id(o) in by_id:
@@ -226,28 +219,43 @@ class CompiledFunction:
                 if o.requires_grad:
                     requires_grad.append(o)
                 outs.append(v)
+                out_index[id(o)] = len(outs) - 1
                 e.out_meta.append((o._device, o._dtype))
                 return ("T", len(outs) - 1)
-            if isinstance(o, (tuple, list)) and type(o) in (tuple, list):
+            if type(o) in (tuple, list) or (isinstance(o, tuple) and hasattr(o, "_fields")):
                 return (type(o), [tmpl(x) for x in o])
-            if isinstance(o, dict) and type(o) is dict:
+            if type(o) is dict:
                 return (dict, [(k, tmpl(x)) for k, x in o.items()])
+            found: list = []
+            capture._tensors_in(o, found)
+            if found:
+                raise _NotGraph(f"the result holds tensors in a {type(o).__name__}")
             return ("C", o)
         try:
             e.template = tmpl(result)
         except _NotGraph as err:
             e.reason = str(err)
             return result
-        if requires_grad and not grads_changed:
+        if requires_grad and not grads_changed and sp is None:
             e.reason = ("the result requires grad and the backward runs outside the compiled "
-                        "function (compile the whole training step: forward, backward and "
-                        "optimizer step)")
+                        "function, with respect to nothing the capture can see")
             return result
         # outputs: the result's tensors, then what the call stored in Python slots
         graph = rec.graph(outs + extra, _state_writes(rec))
         gens = {i: g for i, g in rec.random_gens.items()}
         planned = graph
-        fuse = _fuser()
+        if sp is not None:
+            try:
+                planned = aot.split(graph, sp, gens)
+            except Exception as err:  # noqa: BLE001 - a backward we cannot plan: eager
+                e.reason = f"the captured backward cannot be planned ({err})"
+                return result
+            names0 = {id(t): n for n, t in d0.tensors.items()}
+            e.aot = sp
+            e.aot_outs = [out_index[id(t)] for t in rg]
+            e.aot_inputs = [names0[id(t)] for t, _v in sp.diff_inputs]
+            e.n_extra = len(extra)
+        fuse = _fuser() if sp is None else None
         if fuse is not None:
             try:
                 planned = fuse(graph)
@@ -262,7 +270,8 @@ class CompiledFunction:
                 warnings.warn(f"omnitensor.compile: planning fused kernels failed "
                               f"({err!r}); replaying unfused", UserWarning, stacklevel=3)
             try:
-                e.plan = replay.build_plan(graph, generators=gens, passes=())
+                e.plan = replay.build_plan(planned if sp is not None else graph,
+                                           generators=gens, passes=())
             except Exception as err2:  # noqa: BLE001 - a plan we cannot build runs eagerly
                 e.reason = f"the captured graph cannot be planned ({err2})"
                 return result
@@ -275,6 +284,25 @@ class CompiledFunction:
             else:
                 e.inputs.append((None, arr))
         return result
+
+    @staticmethod
+    def _outputs_needing_backward(result: Any, d0: Discovery, start_slots: dict,
+                                  start_versions: dict) -> list:
+        """The result's tensors with an autograd history, when the call ran no backward
+        itself (a compiled forward whose backward the caller runs)."""
+        found: list = []
+        capture._tensors_in(result, found)
+        known = {id(t) for t in d0.tensors.values()}
+        rg = [t for t in dict.fromkeys(found) if t.grad_fn is not None and id(t) not in known]
+        if not rg:
+            return []
+        for name, slot in d0.slots.items():
+            if name.endswith(".grad") and slot.get() is not start_slots.get(name):
+                return []
+        for name, t in d0.tensors.items():
+            if name.endswith(".grad") and t._version != start_versions[name]:
+                return []
+        return rg
 
     @staticmethod
     def _why_not(rec: capture.Recorder, d0: Discovery, d1: Discovery) -> str | None:
@@ -306,21 +334,25 @@ class CompiledFunction:
             t = tensors[name]
             base = t._base if t._base is not None else t
             base._vc += delta
-        _leave_versions(d)
         e.replays += 1
         meta = e.out_meta
+        made = [_make(res[i], dev, dt) for i, (dev, dt) in enumerate(meta)]
+        if e.aot is not None:
+            aot.attach(e.aot, [made[i] for i in e.aot_outs], res[n_out + e.n_extra:],
+                       [tensors[n] for n in e.aot_inputs])
 
         def build(t: Any) -> Any:
             tag, x = t
             if tag == "T":
-                dev, dt = meta[x]
-                return _make(res[x], dev, dt)
+                return made[x]
             if tag == "S":
                 return tensors[x]
             if tag == "C":
                 return x
             if tag is dict:
                 return {k: build(v) for k, v in x}
+            if hasattr(tag, "_fields"):
+                return tag(*(build(v) for v in x))
             return tag(build(v) for v in x)
         return build(e.template)
 
@@ -451,7 +483,6 @@ def reset() -> None:
     """torch.compiler.reset: forget every compiled function's captures."""
     for cf in list(_ALL):
         cf._reset()
-    _LEFT.clear()
 
 
 def allow_in_graph(fn: Callable) -> Callable:

@@ -12,7 +12,8 @@ function's ``self``, closure cells and the globals its code names) and finds, du
   (``zero_grad`` then ``backward`` makes new ``.grad`` tensors) and a replay rebind them;
 * the **guard key**: shapes, dtypes, devices and ``requires_grad`` of tensor arguments, the
   values of scalar arguments, grad mode, every submodule's ``training`` flag, parameter and
-  buffer identities and metadata, which gradients exist, the optimizer state's structure and
+  buffer identities and metadata (not their versions: a replay reads each tensor's current
+  storage, so in-place updates outside a compiled call need no retrace), which gradients exist, the optimizer state's structure and
   hyperparameters (``lr``, ``momentum``, ...), scalar closure and global values;
 * **scalars**: Python-visible state a call could change (hyperparameters, scalar optimizer
   state, ``training`` flags, scalar globals). A call that changes one cannot be replayed.
@@ -89,7 +90,6 @@ class Discovery:
         self.slots: dict[str, Slot] = {}
         self.key: list = [is_grad_enabled()]
         self.scalars: dict[str, Any] = {}
-        self.versioned: list[Tensor] = []   # parameters and buffers (version guard)
         self._seen: set[int] = set()
 
     def add_tensor(self, name: str, t: Tensor, kind: str) -> None:
@@ -109,7 +109,7 @@ class Discovery:
         key = self.key
         if isinstance(o, Tensor):
             if o.requires_grad and o.grad_fn is None and id(o) not in self._seen:
-                self.param(name, o, kind="arg", versioned=False)   # a leaf: its .grad too
+                self.param(name, o, kind="arg")   # a leaf: its .grad too
             else:
                 self.add_tensor(name, o, "arg")
                 key.append(tensor_meta(o))
@@ -185,7 +185,6 @@ class Discovery:
                 if id(b) not in self._seen:
                     self._seen.add(id(b))
                     self.add_tensor(full, b, "buffer")
-                    self.versioned.append(b)
                 key.append((id(b),) + tensor_meta(b))
             for aname, a in sub.__dict__.items():   # plain tensor attributes
                 if isinstance(a, Tensor) and id(a) not in self._seen:
@@ -193,14 +192,12 @@ class Discovery:
                     self.add_tensor(mp + aname, a, "buffer")
                     key.append((aname,) + tensor_meta(a))
 
-    def param(self, name: str, p: Tensor, kind: str = "param", versioned: bool = True) -> None:
+    def param(self, name: str, p: Tensor, kind: str = "param") -> None:
         if id(p) in self._seen:
             self.key.append(id(p))
             return
         self._seen.add(id(p))
         self.add_tensor(name, p, kind)
-        if versioned:
-            self.versioned.append(p)
         g = p.grad
         self.slots[name + ".grad"] = Slot(p, (("attr", "grad"),), name + ".grad")
         if g is None:
@@ -240,7 +237,7 @@ class Discovery:
                     self.scalars[full] = v
 
 
-def global_names(fn: Callable) -> tuple[str, ...]:
+def global_names(fn: Callable | None) -> tuple[str, ...]:
     """The global names ``fn``'s code (and the code nested in it) reads."""
     out: list[str] = []
 

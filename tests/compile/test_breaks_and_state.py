@@ -140,17 +140,6 @@ def test_validation_checks_are_repeated_by_replays(device):
         f(x, ot.tensor([0, 3], device=device))
 
 
-def test_forward_with_backward_outside_runs_eagerly(device):
-    m = nn.Linear(3, 1).to(device)
-    f = ot.compile(m)
-    x = ot.ones(2, 3, device=device)
-    with pytest.warns(UserWarning, match="backward runs outside"):
-        f(x).sum().backward()
-    g1 = m.weight.grad.clone()
-    f(x).sum().backward()                                  # eager again: gradients flow
-    assert ot.allclose(m.weight.grad, 2 * g1)
-
-
 def test_graph_json_round_trip_and_interpreter(device):
     m = nn.Sequential(nn.Linear(4, 3), nn.Tanh()).to(device)
     x = ot.randn(2, 4, device=device)

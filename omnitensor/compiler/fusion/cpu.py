@@ -73,7 +73,7 @@ class Kernel:
                  out_args: list[int], inplace_args: list[int],
                  fallback: Callable[..., Any], device: Any = None) -> None:
         self.spec = spec
-        self.source = render.python_source(spec)
+        self.source, self.params = render.python_kernel(spec)
         self.fn = compile_source(self.source)
         self.n_inputs = n_inputs
         self.fresh = [(int(np.prod(s, dtype=np.int64)), s, np.dtype(dt), reuse)
@@ -82,6 +82,24 @@ class Kernel:
         self.out_args = out_args
         self.inplace_args = inplace_args
         self.fallback = fallback
+        self._warm(spec)
+
+    def _warm(self, spec: KernelSpec) -> None:
+        """Compile now (or load numba's cached code), on zero-filled arrays of the right
+        sizes and types, so the plan's build, not its first replay, pays for it."""
+        sizes = [1] * spec.nargs
+        dtypes: list[Any] = [np.float32] * spec.nargs
+        n_kept = render.work_items(spec)
+        for ld in spec.loads:
+            need = n_kept if ld.phase == "e" else 1 + sum(
+                (d - 1) * s for d, s in zip(spec.shape, ld.strides))
+            sizes[ld.arg] = max(sizes[ld.arg], need)
+            dtypes[ld.arg] = ld.dtype
+        full = int(np.prod(spec.shape, dtype=np.int64))
+        for st in spec.stores:
+            sizes[st.arg] = max(sizes[st.arg], n_kept if st.phase == "e" else full)
+            dtypes[st.arg] = st.dtype
+        self.fn(*[np.zeros(n, dt) for n, dt in zip(sizes, dtypes)], *self.params)
 
     def __call__(self, *arrays: Any) -> Any:
         for k in self.inplace_args:
@@ -98,6 +116,6 @@ class Kernel:
                     self.bufs[j] = buf
             flat.append(buf)
             shaped.append(buf.reshape(shape))
-        self.fn(*flat)
+        self.fn(*flat, *self.params)
         outs = [shaped[k] for k in self.out_args]
         return outs[0] if len(outs) == 1 else tuple(outs)

@@ -57,6 +57,7 @@ class Kernel:
             self.lsize = st.local
             extra = (2 * spec.nargs, _LONG.pack(chunk))
         self.extra = extra
+        self.last_offs: tuple | None = None
 
     def __call__(self, *arrays: Any) -> Any:
         for k in self.inplace_args:
@@ -75,15 +76,19 @@ class Kernel:
                 if reuse:
                     self.bufs[j] = buf
             arrs.append(buf)
+        k = self.k
         mem: list[Any] = []
-        offs: list[Any] = []
-        n = self.nargs
         for i, a in enumerate(arrs):
             mem += (i, a.data)
-            offs += (n + i, _LONG.pack(a.offset))
-        k = self.k
         cl_launch.set_mem(k, tuple(mem))
-        cl_launch.set_bytes(k, tuple(offs) + self.extra)
+        offs = tuple(a.offset for a in arrs)
+        if offs != self.last_offs:  # kernel arguments persist between launches
+            n = self.nargs
+            pairs: list[Any] = []
+            for i, o in enumerate(offs):
+                pairs += (n + i, _LONG.pack(o))
+            cl_launch.set_bytes(k, tuple(pairs) + self.extra)
+            self.last_offs = offs
         cl_launch.run(st.queue, k, self.gsize, self.lsize)
         outs = [arrs[i] for i in self.out_args]
         return outs[0] if len(outs) == 1 else tuple(outs)

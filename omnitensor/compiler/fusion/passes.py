@@ -26,7 +26,7 @@ VIEWS = _planner.VIEW_OPS
 
 def _launcher_for(device: Any) -> Callable[..., Any] | None:
     kind = getattr(device, "type", str(device).split(":")[0])
-    mod = {"cpu": "cpu", "opencl": "opencl", "sycl": "sycl"}.get(kind)
+    mod = {"cpu": "cpu", "opencl": "opencl", "sycl": "sycl", "cuda": "cuda"}.get(kind)
     if mod is None:
         return None
     import importlib

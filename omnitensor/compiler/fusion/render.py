@@ -19,23 +19,49 @@ def _index(idx_vars: list[str], strides: tuple[int, ...] | list[int]) -> str:
     for v, s in zip(idx_vars, strides):
         if s == 0:
             continue
-        terms.append(v if s == 1 else f"{v} * {s}")
+        terms.append(v if s == 1 else f"{v} * {s}")  # s an int, or a parameter's name
     return " + ".join(terms) if terms else "0"
 
 
 class _Body:
     """Shared bookkeeping: which temporaries and loads each phase defines."""
 
-    def __init__(self, spec: KernelSpec, dialect: str) -> None:
+    def __init__(self, spec: KernelSpec, dialect: str, generic: bool = False) -> None:
         self.spec = spec
         self.d = dialect
-        self.dims = spec.shape
-        self.kept = [a for a in range(len(self.dims)) if not spec.reduced[a]]
-        self.red = [a for a in range(len(self.dims)) if spec.reduced[a]]
-        self.ivars = [f"i{a}" for a in range(len(self.dims))]
-        self.full = c_strides(self.dims)
-        kdims = tuple(self.dims[a] for a in self.kept)
-        self.kstr = dict(zip(self.kept, c_strides(kdims)))
+        nd = len(spec.shape)
+        self.kept = [a for a in range(nd) if not spec.reduced[a]]
+        self.red = [a for a in range(nd) if spec.reduced[a]]
+        self.ivars = [f"i{a}" for a in range(nd)]
+        full = c_strides(spec.shape)
+        kdims = tuple(spec.shape[a] for a in self.kept)
+        kstr = dict(zip(self.kept, c_strides(kdims)))
+        #: (name, value) of the integer parameters a generic kernel takes after its arrays
+        self.params: list[tuple[str, int]] = []
+        self.loads = list(spec.loads)
+        if not generic:
+            self.dims: list = list(spec.shape)
+            self.full: list = list(full)
+            self.kstr: dict = kstr
+            return
+        # generic: sizes and strides are arguments, so groups that differ only in shape
+        # share one compiled kernel; the innermost stride stays literal (0 or 1) so the
+        # inner loop still vectorizes
+        self.dims = [self._param(f"n{a}", spec.shape[a]) for a in range(nd)]
+        self.full = [1 if a == nd - 1 else self._param(f"f{a}", full[a]) for a in range(nd)]
+        last_kept = self.kept[-1] if self.kept else None
+        self.kstr = {a: 1 if a == last_kept else self._param(f"k{a}", kstr[a])
+                     for a in self.kept}
+        for j, ld in enumerate(spec.loads):
+            if ld.phase != "p":
+                continue
+            st = tuple(s if (a == nd - 1 and s in (0, 1)) or s == 0 else
+                       self._param(f"s{j}_{a}", s) for a, s in enumerate(ld.strides))
+            self.loads[j] = Load(ld.arg, ld.dtype, ld.phase, st)  # type: ignore[arg-type]
+
+    def _param(self, name: str, value: int) -> str:
+        self.params.append((name, int(value)))
+        return name
 
     def ref(self, r: tuple, dtype: str) -> str:
         if r[0] == "l":
@@ -55,7 +81,7 @@ class _Body:
         """Loads, ops and stores of ``phase`` as statements."""
         sp = self.spec
         lines = []
-        for j, ld in enumerate(sp.loads):
+        for j, ld in enumerate(self.loads):
             if ld.phase == phase:
                 lines.append(decl(ld.dtype, f"l{j}", load(ld, self.load_index(ld))))
         for k, st in enumerate(sp.steps):
@@ -83,8 +109,15 @@ class _Body:
 # --------------------------------------------------------------------- numba (Python)
 def python_source(spec: KernelSpec, name: str = "kernel") -> str:
     """A module defining ``name(a0, a1, ...)`` over flat NumPy arrays, for numba."""
-    b = _Body(spec, "py")
-    args = ", ".join(f"a{i}" for i in range(spec.nargs))
+    return python_kernel(spec, name, generic=False)[0]
+
+
+def python_kernel(spec: KernelSpec, name: str = "kernel", generic: bool = True
+                  ) -> tuple[str, tuple[int, ...]]:
+    """(module source, integer arguments): ``name(a0, ..., p0, ...)`` over flat NumPy
+    arrays for numba; ``generic`` passes sizes and strides as the integer arguments."""
+    b = _Body(spec, "py", generic)
+    args = ", ".join([f"a{i}" for i in range(spec.nargs)] + [p for p, _v in b.params])
     out = ["import numpy as np", "from numba import njit", "",
            "@njit(cache=True, error_model='numpy', fastmath=False, nogil=True)",
            f"def {name}({args}):"]
@@ -132,7 +165,8 @@ def python_source(spec: KernelSpec, name: str = "kernel") -> str:
             body.append(ind * (inner + 1) + "acc = v")
         body.append(ind * depth + f"t{k} = np.{r.dtype}(acc)")
         body += [ind * depth + ln for ln in b.phase_lines("e", decl, load, store)]
-    return "\n".join(out + (body or [ind + "pass"])) + "\n"
+    src = "\n".join(out + (body or [ind + "pass"])) + "\n"
+    return src, tuple(v for _p, v in b.params)
 
 
 # ------------------------------------------------------------------- OpenCL C / CUDA C
@@ -147,7 +181,7 @@ def c_source(spec: KernelSpec, name: str, dialect: str = "opencl") -> str:
     args = []
     for i in range(spec.nargs):
         const = "const " if i not in {s.arg for s in spec.stores} else ""
-        args.append(f"{g}{const}{types[i]} * restrict a{i}")
+        args.append(f"{g}{const}{types[i]} * {'__restrict__' if cuda else 'restrict'} a{i}")
     head = ("extern \"C\" __global__ void" if cuda else "__kernel void")
     gid = "(long)(blockIdx.x * blockDim.x + threadIdx.x)" if cuda else "(long)get_global_id(0)"
 
@@ -206,9 +240,14 @@ def c_source(spec: KernelSpec, name: str, dialect: str = "opencl") -> str:
             lines.append(depth + "}")
         lines.append(f"{table.ctype_of(r.dtype)} t{k} = ({table.ctype_of(r.dtype)})acc;")
         lines += b.phase_lines("e", decl, load, store)
-    pre = "" if cuda else _cl_prelude(spec)  # nvcc: build with --fmad=false
+    # CUDA: OpenCL's short type names; build with --fmad=false (no fma contraction)
+    pre = _CUDA_PRELUDE if cuda else _cl_prelude(spec)
     body = "\n  ".join(lines)
     return f"{pre}{head} {name}({', '.join(args)}) {{\n  {body}\n}}\n"
+
+
+_CUDA_PRELUDE = ("typedef unsigned char uchar; typedef unsigned short ushort; "
+                 "typedef unsigned int uint; typedef unsigned long ulong;\n")
 
 
 def _arg_types(spec: KernelSpec) -> list[str]:

@@ -20,6 +20,7 @@ from . import render
 from .spec import KernelSpec
 
 _PROGRAMS: dict[tuple, Any] = {}
+_ZERO = ctypes.c_longlong(0)
 
 
 def _kernel(queue: Any, source: str) -> Any:
@@ -87,7 +88,8 @@ class Kernel:
         for a in arrs:
             u = a.get_array()
             mem.append(u.usm_data)
-            offs.append(ctypes.c_longlong(u._element_offset))
+            o = u._element_offset
+            offs.append(_ZERO if o == 0 else ctypes.c_longlong(o))
         order = self.order
         ev = self.queue.submit(self.k, mem + offs + self.extra, self.gsize, None,
                                order.submitted_events)

@@ -1,0 +1,64 @@
+"""Fused kernels on ``cuda`` devices: the CUDA C dialect of :mod:`.render` through CuPy's
+``RawKernel`` (NVRTC), built with ``--fmad=false`` so ``a * b + c`` rounds like NumPy.
+
+Written against CuPy's documented API but NOT run here (no GPU in this project's CI): the
+pass only uses it when a ``cuda`` device is the graph's device, and any failure to build
+makes :func:`omnitensor.compiler.api` replay unfused with a warning.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from . import render
+from .spec import KernelSpec
+
+_BLOCK = 256
+
+
+class Kernel:
+    """``kernel(*arrays) -> outputs`` for one fused group on CuPy arrays."""
+
+    def __init__(self, spec: KernelSpec, n_inputs: int, fresh: list[tuple[tuple, str, bool]],
+                 out_args: list[int], inplace_args: list[int],
+                 fallback: Callable[..., Any], device: Any) -> None:
+        import cupy
+        self.cupy = cupy
+        self.source = render.c_source(spec, "fused", "cuda")
+        self.k = cupy.RawKernel(self.source, "fused", options=("--fmad=false",))
+        self.nargs = spec.nargs
+        self.n_inputs = n_inputs
+        self.fresh = [(tuple(s), np.dtype(dt), reuse) for s, dt, reuse in fresh]
+        self.bufs: list[Any] = [None] * len(fresh)
+        self.out_args = out_args
+        self.inplace_args = inplace_args
+        self.fallback = fallback
+        self.index = device.index
+        if spec.is_reduce:
+            n = render.work_items(spec)
+            self.extra: tuple = ()
+        else:
+            n = int(np.prod(spec.shape, dtype=np.int64))
+            self.extra = (np.int64(1),)  # one element per thread
+        self.grid = (max(1, -(-n // _BLOCK)),)
+
+    def __call__(self, *arrays: Any) -> Any:
+        cp = self.cupy
+        for k in self.inplace_args:
+            if not arrays[k].flags.c_contiguous:
+                return self.fallback(*arrays)
+        arrs = [a if a.flags.c_contiguous else cp.ascontiguousarray(a)
+                for a in arrays[:self.n_inputs]] + list(arrays[self.n_inputs:])
+        with cp.cuda.Device(self.index):
+            for j, (shape, dt, reuse) in enumerate(self.fresh):
+                buf = self.bufs[j]
+                if buf is None:
+                    buf = cp.empty(shape, dt)
+                    if reuse:
+                        self.bufs[j] = buf
+                arrs.append(buf)
+            offs = tuple(np.int64(0) for _ in arrs)  # CuPy arrays pass their data pointer
+            self.k(self.grid, (_BLOCK,), tuple(arrs) + offs + self.extra)
+        outs = [arrs[i] for i in self.out_args]
+        return outs[0] if len(outs) == 1 else tuple(outs)

@@ -28,29 +28,27 @@ class FunctionEvent:
     device's timestamps of its work, ``(kernel name or None, start_ns, end_ns)``.
     """
 
-    def __init__(self, eid: int, name: str, kind: str, thread: int, device: str) -> None:
+    __slots__ = ("id", "name", "trace_name", "kind", "thread", "device", "device_type",
+                 "device_index", "start_ns", "end_ns", "input_shapes", "cpu_parent",
+                 "cpu_children", "spans", "kernels", "self_cpu_memory_usage",
+                 "self_device_memory_usage", "cpu_memory_usage", "device_memory_usage",
+                 "device_time_ns", "host_recorded", "count", "base_ns", "_timer", "_handle")
+
+    def __init__(self, eid: int, name: str, kind: str, thread: int, device: str,
+                 device_type: str = "cpu", device_index: int = 0) -> None:
+        # kept short: one is made per recorded op; the rest is filled in by link()
         self.id = eid
-        self.name = name
-        self.trace_name = name  # the trace keeps "ProfilerStep#3" where tables say "*"
+        self.name = self.trace_name = name  # the trace keeps "ProfilerStep#3"
         self.kind = kind  # "op" or "user" (record_function)
         self.thread = thread
         self.device = device
-        self.device_type = device.split(":")[0]
-        self.device_index = int(device.split(":")[1]) if ":" in device else 0
+        self.device_type = device_type
+        self.device_index = device_index
         self.start_ns = self.end_ns = 0
         self.input_shapes: list = []
         self.cpu_parent: FunctionEvent | None = None
-        self.cpu_children: list[FunctionEvent] = []
-        self.spans: list[tuple[str | None, int, int]] = []
-        self.kernels: list[tuple[str | None, int, int]] = []  # spans not in any child
-        self.self_cpu_memory_usage = 0
-        self.self_device_memory_usage = 0
-        self.cpu_memory_usage = 0
-        self.device_memory_usage = 0
-        self.device_time_ns = 0
-        self.host_recorded = True
-        self.count = 1
-        self.base_ns = 0  # the profiler's start, for time_range
+        self.self_cpu_memory_usage = self.self_device_memory_usage = 0
+        self.spans: Any = ()
         self._timer: Any = None
         self._handle: Any = None
 
@@ -167,8 +165,6 @@ class EventList(list):
         total = FunctionEventAvg()
         total.key = "Total"
         for ev in self:
-            ev_key = ev.key
-            ev.key_backup = ev_key  # type: ignore[union-attr]
             total.count += ev.count
             for attr in ("cpu_time_total", "self_cpu_time_total", "device_time_total",
                          "self_device_time_total"):
@@ -202,6 +198,11 @@ def link(events: list[FunctionEvent], base_ns: int, host_recorded: bool) -> list
     present = {id(ev) for ev in events}
     for ev in events:
         ev.base_ns = base_ns
+        ev.cpu_children = []
+        ev.kernels = []
+        ev.device_time_ns = ev.cpu_memory_usage = ev.device_memory_usage = 0
+        ev.host_recorded = True
+        ev.count = 1
         if ev.kind == "user" and ev.name.startswith("ProfilerStep#"):
             ev.name = "ProfilerStep*"  # torch's key for every step
         p = ev.cpu_parent

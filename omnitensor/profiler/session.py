@@ -44,6 +44,8 @@ _NOT_OPS = frozenset((
 _VIEWS = frozenset(("reshape", "permute", "broadcast_to", "index", "flip", "diagonal"))
 
 _now = time.perf_counter_ns
+_tid = threading.get_native_id
+_HOST = ("cpu", None, "cpu", 0)  # where record_function ranges are
 
 #: The session set up now (installed wrappers read it); at most one at a time.
 active: "Session | None" = None
@@ -91,7 +93,8 @@ class Session:
         self._timers: dict[tuple[int, int], Any] = {}
         self._counts: dict[int, int] = {}
         self._ids = itertools.count()  # next() is atomic under the GIL
-        self._where: dict[tuple[int, int], tuple[str, Any]] = {}  # -> (device, timer)
+        # (backend id, index) -> (device, timer, device type, index)
+        self._where: dict[tuple[int, int], tuple[str, Any, str, int]] = {}
         self.devices: dict[str, str] = {}  # device string -> label for the trace
 
     # ------------------------------------------------------------ instrumentation
@@ -162,8 +165,8 @@ class Session:
             st = self._local.stack = []
         return st
 
-    def _new_event(self, name: str, kind: str, device: str, stack: list) -> FunctionEvent:
-        ev = FunctionEvent(next(self._ids), name, kind, threading.get_native_id(), device)
+    def _new_event(self, name: str, kind: str, where: tuple, stack: list) -> FunctionEvent:
+        ev = FunctionEvent(next(self._ids), name, kind, _tid(), where[0], where[2], where[3])
         ev.cpu_parent = stack[-1] if stack else None
         return ev
 
@@ -210,10 +213,10 @@ class Session:
             spec = be.spec
             device = spec.device_name(index) if spec is not None else f"{be.name}:{index}"
             timer = self._timer(be, index, device) if self.device_time else None
-            where = self._where[(id(be), index)] = (device, timer)
-        device, timer = where
+            where = self._where[(id(be), index)] = (device, timer, be.name, index)
+        timer = where[1]
         stack = self._stack()
-        ev = self._new_event(name, "op", device, stack)
+        ev = self._new_event(name, "op", where, stack)
         if self.record_shapes:
             ev.input_shapes = [_shape_of(a) for a in args]
         token = timer.begin() if timer is not None else None
@@ -236,7 +239,7 @@ class Session:
     def push_user(self, name: str) -> FunctionEvent:
         """Open a ``record_function`` range on this thread."""
         stack = self._stack()
-        ev = self._new_event(name, "user", "cpu", stack)
+        ev = self._new_event(name, "user", _HOST, stack)
         stack.append(ev)
         ev.start_ns = _now()
         return ev

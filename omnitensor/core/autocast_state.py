@@ -20,6 +20,7 @@ the forward chose. The public face is :mod:`omnitensor.amp`.
 """
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any
 
@@ -27,7 +28,7 @@ from . import dtypes as _dt
 from .grad_mode import _mode
 from .tensor import Tensor
 
-__all__ = ["state", "autocast_operands", "is_enabled", "get_dtype", "set_enabled", "set_dtype",
+__all__ = ["state", "autocast_operands", "autocast_entry", "is_enabled", "get_dtype", "set_enabled", "set_dtype",
            "is_cache_enabled", "set_cache_enabled", "clear_cache", "increment_nesting",
            "decrement_nesting", "push", "pop", "suspended", "default_dtype", "LOWER_CPU", "LOWER_GPU",
            "FP32_CPU", "FP32_GPU", "BANNED_GPU"]
@@ -137,6 +138,20 @@ def _cast(t: Tensor, target: _dt.DType, dev_type: str) -> Tensor:
         _state.cache[id(t)] = (t, t._version, target, out)
         return out
     return t.to(target)
+
+
+def autocast_entry(op: str) -> Any:
+    """Decorator: the op's first argument goes through :func:`autocast_operands` (unless
+    ``dtype=`` is given) before ``fn`` runs. For ops wrapped by another decorator that
+    looks at dtypes (``via_compute``): put this one outside it, so the cast comes first."""
+    def deco(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def entry(x: Any, *args: Any, **kwargs: Any) -> Any:
+            if _state.active and kwargs.get("dtype") is None:
+                x, = autocast_operands(op, x)
+            return fn(x, *args, **kwargs)
+        return entry
+    return deco
 
 
 # ------------------------------------------------------------- torch's state functions

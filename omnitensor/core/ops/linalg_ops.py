@@ -260,14 +260,18 @@ def einsum(subscripts: str, *operands: Any) -> Tensor:
     needed)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    if _autocast.active:  # before _einsum's dtype handling (via_compute)
+        operands = autocast_operands("einsum", *operands)
+    return _einsum(subscripts, *operands)
+
+
+def _einsum(subscripts: str, *operands: Any) -> Tensor:
     if not isinstance(subscripts, str):
         raise TypeError(f"einsum: the first argument must be the subscripts string (e.g. "
                         f"'ij,jk->ik'), got {type(subscripts).__name__}")
     for o in operands:
         if not isinstance(o, Tensor):
             raise TypeError(f"einsum: operands must be Tensors, got {type(o).__name__}")
-    if _autocast.active:
-        operands = autocast_operands("einsum", *operands)
     terms, out = _parse_einsum(subscripts, operands)
     if operands:
         same_device("einsum", *operands)

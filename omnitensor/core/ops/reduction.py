@@ -13,7 +13,7 @@ import math
 from typing import Any, NamedTuple
 
 from .. import dtypes as _dt
-from ..autocast_state import autocast_operands, state as _autocast
+from ..autocast_state import autocast_entry, autocast_operands, state as _autocast
 from ..graph import needs_grad, no_grad_ctx, record
 from ..shape_util import normalize_axes, normalize_axis, prod as _prod
 from ..tensor import Tensor, _make
@@ -342,11 +342,10 @@ def std_mean(x: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = 
 
 
 # -------------------------------------------------------------------- logsumexp
+@autocast_entry("logsumexp")  # float32 on accelerators; outside via_compute: cast first
 @via_compute
 def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim``, computed stably."""
-    if _autocast.active:
-        x, = autocast_operands("logsumexp", x)
     axes = _axes(x, dim, None)
     xf = x if x._dtype.kind in "fc" else x.to(_dt.get_default_dtype())
     if not axes:
@@ -466,12 +465,11 @@ def cumulative_prod(x: Tensor, /, *, axis: int | None = None, dtype: Any = None,
 
 
 # --------------------------------------------------------------------------- norms
+@autocast_entry("vector_norm")
 @via_compute
 def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
                 axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
     """The p-norm over axes (all when None): ord 2 (default), 1, inf, -inf, 0, any p."""
-    if _autocast.active and dtype is None:  # autocast: float32 on accelerators
-        x, = autocast_operands("vector_norm", x)
     axes = _axes(x, dim, axis)
     keep = keepdim or keepdims
     if dtype is not None:

@@ -48,7 +48,13 @@ class FunctionEvent:
         self.input_shapes: list = []
         self.cpu_parent: FunctionEvent | None = None
         self.self_cpu_memory_usage = self.self_device_memory_usage = 0
+        self.cpu_memory_usage = self.device_memory_usage = self.device_time_ns = 0
+        self.cpu_children: list[FunctionEvent] = []
         self.spans: Any = ()
+        self.kernels: list[tuple[str | None, int, int]] = []  # spans not in any child
+        self.host_recorded = True
+        self.count = 1
+        self.base_ns = 0  # the profiler's start, for time_range
         self._timer: Any = None
         self._handle: Any = None
 
@@ -198,11 +204,6 @@ def link(events: list[FunctionEvent], base_ns: int, host_recorded: bool) -> list
     present = {id(ev) for ev in events}
     for ev in events:
         ev.base_ns = base_ns
-        ev.cpu_children = []
-        ev.kernels = []
-        ev.device_time_ns = ev.cpu_memory_usage = ev.device_memory_usage = 0
-        ev.host_recorded = True
-        ev.count = 1
         if ev.kind == "user" and ev.name.startswith("ProfilerStep#"):
             ev.name = "ProfilerStep*"  # torch's key for every step
         p = ev.cpu_parent

@@ -199,9 +199,12 @@ CUDA_C = Dialect(
 
 DIALECTS: dict[str, Dialect] = {"opencl": OPENCL_C, "sycl": SYCL, "cuda": CUDA_C}
 
-#: tokens that exist only in OpenCL C: a CUDA rendering must contain none of them
-OPENCL_ONLY_TOKENS = ("__kernel", "__global", "__local", "__private", "get_global_id",
-                      "get_local_id", "get_group_id", "vload_half", "vstore_half",
-                      "#pragma OPENCL", "CLK_LOCAL_MEM_FENCE", "atomic_cmpxchg",
-                      "atom_cmpxchg", "atom_add", "atomic_add(", "mul_hi(", "cl_khr_",
-                      "(float2)(", "(double2)(", "half *")
+#: patterns (regular expressions) of what exists only in OpenCL C: a CUDA rendering must
+#: match none of them
+OPENCL_ONLY_PATTERNS = (r"__kernel\b", r"__global\b(?!__)", r"__local\b", r"__private\b",
+                        r"\bget_(global|local|group)_id\b", r"\bvload_half", r"\bvstore_half",
+                        r"#pragma OPENCL", r"CLK_LOCAL_MEM_FENCE", r"\batomic_cmpxchg\b",
+                        r"\batom_(cmpxchg|add)\b", r"\batomic_add\b", r"\bmul_hi\b",
+                        r"cl_khr_", r"\((u?(char|short|int|long)|float|double)\d+\)\(",
+                        r"\bhalf\s*\*", r"\(half\)", r"\b(float|double)(3|4|8|16)\b",
+                        r"\brestrict\b")

@@ -56,7 +56,9 @@ def gen_kernel(name: str, ins: Sequence[CType], out: CType, expr: str,
     args = [f"{g}{d.ty(out.c)} * {d.restrict} o"]
     args += [f"{g}const {d.ty(t.c)} * {d.restrict} p{i}" for i, t in enumerate(ins)]
     args += [f"{g}const long *L", f"P_{name} P"]
-    cast = f"({out.comp})({expr})"
+    # OpenCL converts with a cast; a CUDA vector (complex, 16-byte bits) is a struct
+    # already of its own type
+    cast = expr if out.comp[-1].isdigit() and not d.vectors else f"({out.comp})({expr})"
     unpack = ("long oo = P.oo, n = P.n, chunk = P.chunk; int mode = P.mode; " +
               " ".join(f"long o{i} = P.o{i}; {t.scalar_c} s{i} = P.s{i};"
                        for i, t in enumerate(ins)))

@@ -170,6 +170,8 @@ def _generic_parts(t: CType, d: Dialect) -> dict:
         la = f"({acc})A[ao + i * sam + k * sak]"
         lb = f"({acc})B[bo + k * sbk + j * sbn]"
         store = f"Cb[i * N + j] = ({d.ty(t.c)})({'acc != 0' if t.kind == 'b' else 'acc'});"
+        if t.kind == "c" and not d.vectors:  # a CUDA complex is a struct: no cast
+            store = "Cb[i * N + j] = acc;"
     # float32/float64: fused like the fast path's ``c += a * b`` (bitwise equal results)
     contract = d.fp_contract(True) if t.key in TILE else ""
     return dict(KERNEL=d.kernel, G=d.glob, GID=d.gid, CONTRACT_OFF=d.fp_contract(False),

@@ -188,6 +188,8 @@ def _source(op: str, t: CType, out: CType, acc_in: bool, d: Dialect = OPENCL_C) 
     half_in = t.half and not acc_in
 
     def load(idx: str) -> str:
+        if t.kind == "c" and op in ("any", "all"):  # a complex is true when a part is
+            return f"(uchar)(x[{idx}].x != 0 || x[{idx}].y != 0)"
         return d.load_half(idx, "x") if half_in else f"x[{idx}]"
 
     kname = name(op, t, out, acc_in)

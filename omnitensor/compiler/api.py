@@ -146,7 +146,7 @@ class CompiledFunction:
     # ---------------------------------------------------------------- capture
     def _trace(self, e: _Entry, d0: Discovery, args: tuple, kwargs: dict) -> Any:
         fn = self._fn
-        start_slots = {n: s.get() for n, s in d0.slots.items()}
+        start_slots = {n: s.get() for n, s in d0.iter_slots()}
         start_data = {n: t._data for n, t in d0.tensors.items()}
         start_versions = {n: t._version for n, t in d0.tensors.items()}
         rec = capture.Recorder(capture.graph_device(args, kwargs, fn), d0.sources(),
@@ -170,7 +170,7 @@ class CompiledFunction:
         extra: list = []
         # slots the call rebound (new .grad tensors, new optimizer state tensors)
         grads_changed = False
-        for name, slot in d1.slots.items():
+        for name, slot in d1.iter_slots():
             new = slot.get()
             old = start_slots.get(name, _MISSING)
             if new is old:
@@ -296,7 +296,7 @@ class CompiledFunction:
         rg = [t for t in dict.fromkeys(found) if t.grad_fn is not None and id(t) not in known]
         if not rg:
             return []
-        for name, slot in d0.slots.items():
+        for name, slot in d0.iter_slots():
             if name.endswith(".grad") and slot.get() is not start_slots.get(name):
                 return []
         for name, t in d0.tensors.items():

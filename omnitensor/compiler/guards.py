@@ -29,6 +29,7 @@ from ..core.tensor import Tensor
 __all__ = ["Discovery", "Slot", "discover", "global_names", "tensor_meta"]
 
 _SCALARS = (bool, int, float, complex, str, type(None))
+_GRAD_PATH = (("attr", "grad"),)
 
 
 def tensor_meta(t: Tensor) -> tuple:
@@ -87,7 +88,7 @@ class Discovery:
     def __init__(self) -> None:
         self.tensors: dict[str, Tensor] = {}
         self.kinds: dict[str, str] = {}
-        self.slots: dict[str, Slot] = {}
+        self.slots: dict[str, tuple] = {}    # name -> (root, path) of a Slot
         self.key: list = [is_grad_enabled()]
         self.scalars: dict[str, Any] = {}
         self._seen: set[int] = set()
@@ -96,6 +97,11 @@ class Discovery:
         if name not in self.tensors:
             self.tensors[name] = t
             self.kinds[name] = kind
+
+    def iter_slots(self) -> Iterator[tuple[str, Slot]]:
+        """(name, :class:`Slot`) of every slot found (built on demand: captures only)."""
+        for name, (root, path) in self.slots.items():
+            yield name, Slot(root, path, name)
 
     def sources(self) -> dict[int, tuple[str, str, Tensor]]:
         """``id(array) -> (kind, name, tensor)`` for a capture (first name wins)."""
@@ -171,14 +177,14 @@ class Discovery:
             mp = f"{prefix}{mname}." if mname else prefix
             for pname, p in sub._parameters.items():
                 full = mp + pname
-                self.slots[full] = Slot(sub, (("attr", "_parameters"), ("item", pname)), full)
+                self.slots[full] = (sub, (("attr", "_parameters"), ("item", pname)))
                 if p is None:
                     key.append(None)
                     continue
                 self.param(full, p)
             for bname, b in sub._buffers.items():
                 full = mp + bname
-                self.slots[full] = Slot(sub, (("attr", "_buffers"), ("item", bname)), full)
+                self.slots[full] = (sub, (("attr", "_buffers"), ("item", bname)))
                 if b is None:
                     key.append(None)
                     continue
@@ -199,11 +205,12 @@ class Discovery:
         self._seen.add(id(p))
         self.add_tensor(name, p, kind)
         g = p.grad
-        self.slots[name + ".grad"] = Slot(p, (("attr", "grad"),), name + ".grad")
+        gname = name + ".grad"
+        self.slots[gname] = (p, _GRAD_PATH)
         if g is None:
             self.key.append((id(p),) + tensor_meta(p))
         else:
-            self.add_tensor(name + ".grad", g, "state")
+            self.add_tensor(gname, g, "state")
             self.key.append((id(p),) + tensor_meta(p) + tensor_meta(g))
 
     def optimizer(self, name: str, opt: Any) -> None:
@@ -227,8 +234,7 @@ class Discovery:
             key.append((pname, tuple(st)))
             for k, v in st.items():
                 full = f"{name}.state[{pname}].{k}"
-                self.slots[full] = Slot(opt, (("attr", "state"), ("item", p), ("item", k)),
-                                        full)
+                self.slots[full] = (opt, (("attr", "state"), ("item", p), ("item", k)))
                 if isinstance(v, Tensor):
                     self.add_tensor(full, v, "state")
                     key.append(tensor_meta(v))

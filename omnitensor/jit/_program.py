@@ -47,7 +47,7 @@ def _to_safetensors(arrays: dict[str, np.ndarray]) -> tuple[bytes, dict[str, str
     from safetensors.numpy import save
     stored, dtypes = {}, {}
     for k, a in arrays.items():
-        a = np.ascontiguousarray(a)
+        a = np.array(a, order="C")
         dtypes[k] = a.dtype.name
         if a.dtype.name == "bfloat16":
             a = a.view(np.uint16)           # safetensors' NumPy API has no bfloat16

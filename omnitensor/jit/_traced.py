@@ -184,7 +184,7 @@ class _Entry:
             g = self.graph if device == self.graph.device else retarget(self.graph, device)
             dev = as_device(device)
             be = dev.backend
-            consts = {vid: (a if vid in self.host else be.from_numpy(np.ascontiguousarray(a),
+            consts = {vid: (a if vid in self.host else be.from_numpy(np.array(a, order="C"),
                                                                      dev.index or 0))
                       for vid, a in self.consts.items()}
             self.plans[device] = (replay.build_plan(g, passes=()), consts)

@@ -129,7 +129,7 @@ def load(f: Any, map_location: Any = None, _extra_files: Any = None,
     for name, kind in weights_meta.items():
         if kind not in ("param", "buffer") or name not in arrays:
             raise ProgramError(f"omnitensor.jit.load: invalid program: weight {name!r}")
-        weights[name] = (kind, asarray(np.ascontiguousarray(arrays[name]), device=dev))
+        weights[name] = (kind, asarray(np.array(arrays[name], order="C"), device=dev))
     first_key, first = next(iter(entries.items()))
     mod = loaded_module(first, weights, first_key, bool(meta.get("training", False)))
     mod._entries.update(entries)

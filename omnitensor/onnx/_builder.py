@@ -50,7 +50,6 @@ class Builder:
     #: node index -> where it came from ("linear in layer 'fc1' (Linear)"): error messages
     origin: dict[int, str] = field(default_factory=dict)
     _n: int = 0
-    _const_cache: dict[tuple, str] = field(default_factory=dict)
 
     def fresh(self, prefix: str = "t") -> str:
         self._n += 1
@@ -66,16 +65,11 @@ class Builder:
         return outs[0] if n_out == 1 else outs
 
     def const(self, value: Any, dtype: Any = None) -> str:
-        """A constant initializer (deduplicated by value for small ones)."""
+        """A constant initializer. Not deduplicated by value: a constant that changes with a
+        dynamic size (a mean's count) must keep its own name in every capture."""
         arr = np.asarray(value, dtype=dtype)
-        small = arr.size <= 16
-        key = (arr.dtype.str, arr.shape, arr.tobytes()) if small else None
-        if key is not None and key in self._const_cache:
-            return self._const_cache[key]
         name = self.fresh("c")
         self.consts[name] = arr
-        if key is not None:
-            self._const_cache[key] = name
         return name
 
     def param(self, name: str, arr: np.ndarray) -> str:

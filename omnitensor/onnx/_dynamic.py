@@ -42,12 +42,44 @@ def _describe_diff(builders: list[Builder]) -> str:
     return "their constants or inputs differ"
 
 
+def _fit_ints(vals: list[int], sizes: list[dict[str, int]], syms: list[str]) -> Expr | None:
+    """``c + sum(a_s * size_s)`` through the one-axis captures, checked on the rest."""
+    v0 = vals[0]
+    coef: dict[str, int] = {}
+    for k, s in enumerate(syms, 1):
+        dv, ds = vals[k] - v0, sizes[k][s] - sizes[0][s]
+        if dv % ds:
+            return None
+        if dv:
+            coef[s] = dv // ds
+    c = v0 - sum(a * sizes[0][s] for s, a in coef.items())
+    for j in range(len(syms) + 1, len(vals)):
+        if c + sum(a * sizes[j][s] for s, a in coef.items()) != vals[j]:
+            return None
+    return c, coef
+
+
+def _scalar_fit(arrs: list[np.ndarray], sizes: list[dict[str, int]],
+                syms: list[str]) -> tuple | None:
+    """``("scalar", expr, reciprocal, dtype, shape)`` when every capture's one-element
+    constant is an integer count (or one over it) that fits the sizes."""
+    vals = [float(a.reshape(-1)[0]) for a in arrs]
+    for recip in (False, True):
+        ks = [(1.0 / v if recip and v else v) for v in vals]
+        if all(np.isfinite(k) and abs(k - round(k)) <= 1e-4 * max(1.0, abs(k)) for k in ks):
+            e = _fit_ints([int(round(k)) for k in ks], sizes, syms)
+            if e is not None and e[1]:
+                return ("scalar", e, recip, arrs[0].dtype, arrs[0].shape)
+    return None
+
+
 def fit(builders: list[Builder], sizes: list[dict[str, int]]) -> dict[str, Any]:
     """Fit every int vector of ``builders[0]``. ``sizes[j]`` are the dynamic sizes of
     capture j: j = 0 the base, 1..k one symbol each changed, k+1 all changed (validation).
     Returns ``{int name: np.ndarray (static) | list[Expr | None] (None: -1)}``."""
     base = builders[0]
     syms = list(sizes[0])
+    varying: set[str] = set()
     for j, bj in enumerate(builders[1:], 1):
         if bj.signature() != base.signature():
             raise DynamicError(
@@ -58,14 +90,22 @@ def fit(builders: list[Builder], sizes: list[dict[str, int]]) -> dict[str, Any]:
         for name, arr in base.consts.items():
             other = bj.consts[name]
             if arr.shape != other.shape or not np.array_equal(arr, other, equal_nan=True):
-                users = [base.origin.get(k, n.op_type) for k, n in enumerate(base.nodes)
-                         if name in n.inputs]
-                raise DynamicError(
-                    f"omnitensor.onnx.export: a constant used by {users[0] if users else '?'} "
-                    f"changes with the size of a dynamic axis (e.g. a mean over the dynamic "
-                    f"axis, or a mask built for one length); this model cannot be exported "
-                    f"with these dynamic_axes")
+                varying.add(name)
     result: dict[str, Any] = {}
+    for name in sorted(varying):
+        # a one-element constant that is a count (or its reciprocal): a mean over a
+        # dynamic axis divides by its size; written as Cast(size arithmetic)
+        vals = [b.consts[name] for b in builders]
+        entry = _scalar_fit(vals, sizes, syms) if base.consts[name].size == 1 else None
+        if entry is None:
+            users = [base.origin.get(k, n.op_type) for k, n in enumerate(base.nodes)
+                     if name in n.inputs]
+            raise DynamicError(
+                f"omnitensor.onnx.export: a constant used by {users[0] if users else '?'} "
+                f"changes with the size of a dynamic axis (e.g. a mask built for one length, "
+                f"or a scale that is not a count); this model cannot be exported with these "
+                f"dynamic_axes")
+        result[name] = entry
     for name, vec in base.ints.items():
         vals = [b.ints[name].values for b in builders]
         if all(v == vals[0] for v in vals):
@@ -74,23 +114,9 @@ def fit(builders: list[Builder], sizes: list[dict[str, int]]) -> dict[str, Any]:
         entries: list[Expr | None] = []
         bad = []
         for p in range(len(vec.values)):
-            v0 = vals[0][p]
-            coef: dict[str, int] = {}
-            ok = True
-            for k, s in enumerate(syms, 1):
-                dv, ds = vals[k][p] - v0, sizes[k][s] - sizes[0][s]
-                if dv % ds:
-                    ok = False
-                elif dv:
-                    coef[s] = dv // ds
-            c = v0 - sum(a * sizes[0][s] for s, a in coef.items())
-            if ok and len(builders) > len(syms) + 1:
-                j = len(syms) + 1
-                ok = c + sum(a * sizes[j][s] for s, a in coef.items()) == vals[j][p]
-            if ok:
-                entries.append((c, coef))
-            else:
-                entries.append(None)
+            e = _fit_ints([v[p] for v in vals], sizes, syms)
+            entries.append(e)
+            if e is None:
                 bad.append(p)
         if bad and not (vec.role == "reshape" and len(bad) == 1):
             users = [base.origin.get(k, n.op_type) for k, n in enumerate(base.nodes)
@@ -157,6 +183,17 @@ def materialize(base: Builder, fitted: dict[str, Any],
         return acc
 
     for name, f in fitted.items():
+        if isinstance(f, tuple) and f[0] == "scalar":
+            from onnx import helper
+            _, (c, coef), recip, dtype, shape = f
+            to = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+            cast = tmp()
+            nodes.append(OnnxNode("Cast", (expr(c, coef),), (cast,), (("to", to),)))
+            shaped = tmp() if recip else name
+            nodes.append(OnnxNode("Reshape", (cast, const(list(shape))), (shaped,), ()))
+            if recip:
+                nodes.append(OnnxNode("Reciprocal", (shaped,), (name,), ()))
+            continue
         vec = base.ints[name]
         if isinstance(f, np.ndarray):
             consts[name] = f.reshape(()) if vec.scalar else f

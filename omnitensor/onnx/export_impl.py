@@ -162,7 +162,7 @@ def _resized(args: Any, kwargs: dict, per_in: dict, sizes: dict[str, int]) -> tu
         arr = _host(t)
         for a, s in axes.items():
             arr = np.take(arr, np.arange(sizes[s]) % max(arr.shape[a], 1), axis=a)
-        return asarray(np.ascontiguousarray(arr), device=t.device)
+        return asarray(np.array(arr, order="C"), device=t.device)
     new_args = _map(args, fn)
     new_kwargs = _map(kwargs, fn)
     return new_args, new_kwargs
@@ -395,10 +395,11 @@ def export(model: Any, args: Any = (), f: Any = None, *, kwargs: dict | None = N
                 lab = named.get(a, named.get(a - len(shape)))
             dims.append(f"{nm}_dim_{a}" if lab == "?" else lab)
         outputs.append(value_info(nm, dt, dims))
-    inits = [numpy_helper.from_array(np.ascontiguousarray(v), k)
-             for k, v in list(base.consts.items()) + list(int_consts.items())]
+    inits = [numpy_helper.from_array(np.array(v, order="C"), k)
+             for k, v in list(base.consts.items()) + list(int_consts.items())
+             if k not in fitted or k in int_consts]
     if export_params:
-        inits += [numpy_helper.from_array(np.ascontiguousarray(v), k)
+        inits += [numpy_helper.from_array(np.array(v, order="C"), k)
                   for k, v in base.params.items()]
     else:
         inputs += [value_info(k, v.dtype.name if v.dtype.name != "bfloat16" else "bfloat16",

@@ -299,13 +299,37 @@ def test_export_arguments_and_errors(tmp_path):
     assert "fc1.weight" in [i.name for i in nop.model_proto.graph.input]
 
 
-def test_dynamic_axis_errors_are_clear():
+def test_dynamic_axes_follow_counts_and_refuse_size_dependent_constants():
     class Mean(nn.Module):
         def forward(self, x):
-            return x - x.mean(0)            # the divisor is the batch size
+            return x - x.mean(0)            # divides by the (dynamic) batch size
 
-    data = _export(Mean(), (ot.randn(3, 4),))            # fixed size: fine
-    assert data
+    data = _export(Mean(), (ot.randn(3, 4),), input_names=["x"], dynamic_axes={"x": [0]})
+    sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    for n in (3, 6):
+        x = ot.randn(n, 4)
+        np.testing.assert_allclose(sess.run(None, {"x": _host(x)})[0], _eager(Mean(), (x,))[0],
+                                   rtol=TOL, atol=TOL)
+
+    class Ramp(nn.Module):
+        def forward(self, x):               # a host-built constant sized by the batch
+            return x + ot.tensor(np.arange(x.shape[0], dtype=np.float32))[:, None]
+
+    _export(Ramp(), (ot.randn(3, 4),))       # at a fixed size: fine
     with pytest.raises(ValueError, match="changes with the size of a dynamic axis"):
-        ot.onnx.export(Mean(), (ot.randn(3, 4),), io.BytesIO(), input_names=["x"],
+        ot.onnx.export(Ramp(), (ot.randn(3, 4),), io.BytesIO(), input_names=["x"],
                        dynamic_axes={"x": [0]})
+
+
+def test_encoder_with_dynamic_batch_and_sequence(device):
+    model, make = _cases(device)["encoder"]
+    model.eval()
+    g = np.random.default_rng(5)
+    x = ot.tensor(g.standard_normal((2, 6, 16)).astype(np.float32), device=device)
+    data = _export(model, (x,), input_names=["x"],
+                   dynamic_axes={"x": {0: "batch", 1: "seq"}})
+    sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    for n, s in ((2, 6), (3, 9), (1, 4)):
+        x = ot.tensor(g.standard_normal((n, s, 16)).astype(np.float32), device=device)
+        np.testing.assert_allclose(sess.run(None, {"x": _host(x)})[0], _eager(model, (x,))[0],
+                                   rtol=TOL, atol=TOL, err_msg=f"batch {n} seq {s}")

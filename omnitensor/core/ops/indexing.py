@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import DeviceMismatchError, IndexOutOfRangeError, ShapeError, mismatch_message
+from .. import capture_hooks
 from .. import dtypes as _dt
 from ..graph import needs_grad, no_grad_ctx, record
 from ..shape_util import broadcast_shapes
@@ -152,8 +153,11 @@ def _checked_indices(idx: Tensor, n: int, axis: int) -> Tensor:
         if idx._dtype is not _dt.int64:
             idx = idx.to(_dt.int64)
         if idx.numel():
-            # one reduction, one device sync: any index outside [-n, n)?
-            if bool(((idx < -n) | (idx >= n)).any().item()):
+            # one reduction, one device sync: every index inside [-n, n)? (a validation
+            # read: under a capture a "check" node, not a graph break)
+            if not capture_hooks.check(((idx >= -n) & (idx < n)).all(),
+                                       f"index out of bounds for dimension {axis} with "
+                                       f"size {n}"):
                 bad = int(where((idx < -n) | (idx >= n), idx, 0).abs().max().item())
                 raise IndexOutOfRangeError(f"index {bad} (or {-bad}) is out of bounds for "
                                            f"dimension {axis} with size {n}")

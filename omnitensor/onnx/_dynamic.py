@@ -95,8 +95,8 @@ def fit(builders: list[Builder], sizes: list[dict[str, int]]) -> dict[str, Any]:
     for name in sorted(varying):
         # a one-element constant that is a count (or its reciprocal): a mean over a
         # dynamic axis divides by its size; written as Cast(size arithmetic)
-        vals = [b.consts[name] for b in builders]
-        entry = _scalar_fit(vals, sizes, syms) if base.consts[name].size == 1 else None
+        arrs = [b.consts[name] for b in builders]
+        entry = _scalar_fit(arrs, sizes, syms) if base.consts[name].size == 1 else None
         if entry is None:
             users = [base.origin.get(k, n.op_type) for k, n in enumerate(base.nodes)
                      if name in n.inputs]

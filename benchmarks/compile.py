@@ -26,9 +26,17 @@ import tempfile
 import textwrap
 import time
 
+# One compute thread for every contender (OpenBLAS, torch, XLA, PoCL): on a small shared
+# machine a multithreaded BLAS spinning against other processes costs 50x; set these
+# variables yourself to measure other thread counts.
+THREADS = os.environ.setdefault("OMNITENSOR_BENCH_THREADS", "1")
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+             "POCL_MAX_PTHREAD_COUNT", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, THREADS)
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this tree
-from _timing import fmt_time, interleaved, try_import_torch  # noqa: E402
+from _timing import fmt_time, interleaved  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -160,7 +168,6 @@ PEERS = textwrap.dedent('''
     try:
         import tinygrad
         from tinygrad import Device, Tensor, TinyJit, nn
-        Device.DEFAULT = "CL"
         class MLP:
             def __init__(self):
                 self.l1, self.l2, self.l3 = nn.Linear(64, 256), nn.Linear(256, 256), nn.Linear(256, 10)
@@ -193,7 +200,9 @@ PEERS = textwrap.dedent('''
 def run_peers(python: str | None) -> dict:
     if not python:
         return {"jax_error": "no --peers-python given", "tinygrad_error": "no --peers-python"}
-    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=1")
+    env = dict(os.environ, JAX_PLATFORMS="cpu", DEV="CL", CL="1",
+               XLA_FLAGS="--xla_cpu_multi_thread_eigen=false "
+                         "intra_op_parallelism_threads=" + THREADS)
     try:
         r = subprocess.run([python, "-c", PEERS], capture_output=True, text=True, timeout=900,
                            env=env)
@@ -284,7 +293,11 @@ def main() -> None:
     reps = 5 if args.quick else 15
     rows = set(args.rows.split(","))
     devs = [d for d in ("cpu", "opencl:0", "sycl:0") if d == "cpu" or _has(d)]
-    torch = try_import_torch()
+    try:
+        import torch
+        torch.set_num_threads(int(THREADS))
+    except ImportError:
+        torch = None
     import omnitensor.compiler.fusion  # noqa: F401 - registers the fusion pass
     table: list[tuple[str, str, str, str]] = []
     peers: dict = {}
@@ -378,6 +391,7 @@ def main() -> None:
                               "met" if t1 <= target else "NOT met"))
 
     print("\nversions:", versions(peers))
+    print(f"threads per contender: {THREADS} (OMNITENSOR_BENCH_THREADS)")
     print("\n| benchmark | measure | result | target |")
     print("|---|---|---|---|")
     for row in table:

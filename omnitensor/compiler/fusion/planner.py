@@ -351,7 +351,8 @@ class Planner:
 
     def try_reduce(self, i: int, node: Any) -> Group | None:
         x: Any = node.args[0] if node.args else None
-        if not _is_value(x) or str(x.dtype) not in table.FLOATS or node.kwargs:
+        if not _is_value(x) or str(x.dtype) not in table.FLOATS or node.kwargs or \
+                getattr(node, "device", None) is not None:
             return None
         if _numel(tuple(x.shape)) == 0 or len(node.args) < 2:
             return None
@@ -436,6 +437,8 @@ def _ew_info(node: Any) -> tuple | None:
     kw = node.kwargs
     if any(k != "out" for k in kw) or len(node.outputs) != 1:
         return None
+    if getattr(node, "device", None) is not None:
+        return None  # ran on another device than the graph's (a 0-d cpu operand)
     buf = kw.get("out")
     if buf is not None and not _is_value(buf):
         return None

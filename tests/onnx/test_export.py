@@ -94,7 +94,10 @@ def _cases(device: str) -> dict:
     rn = lambda *s: ot.tensor(g.standard_normal(s).astype(np.float32), device=device)  # noqa
     res = ResBlock().to(device)
     _trained_bn(res, rn(6, 4, 5, 5))
+    from omnitensor.demos.train_digits import build
     return {
+        "digits_mlp": (build("mlp").to(device), lambda n: (rn(n, 64),)),
+        "digits_cnn": (build("cnn").to(device), lambda n: (rn(n, 1, 8, 8),)),
         "mlp": (DigitsMLP().to(device), lambda n: (rn(n, 1, 8, 8),)),
         "cnn": (DigitsCNN().to(device), lambda n: (rn(n, 1, 8, 8),)),
         "lstm": (SeqLSTM().to(device),
@@ -123,8 +126,9 @@ def _export(model, args, **kw) -> bytes:
     return data
 
 
-@pytest.mark.parametrize("name", ["mlp", "cnn", "lstm", "encoder", "resblock"])
-def test_export_matches_onnxruntime_dynamic_batch(device, name):
+@pytest.mark.parametrize("name", ["digits_mlp", "digits_cnn", "mlp", "cnn", "lstm", "encoder",
+                                  "resblock"])
+def test_export_matches_onnxruntime_dynamic_batch(device, name, tmp_path):
     model, make = _cases(device)[name]
     model.eval()
     args = make(3)
@@ -144,7 +148,7 @@ def test_export_matches_onnxruntime_dynamic_batch(device, name):
             assert o.shape == w.shape, (name, n)
             np.testing.assert_allclose(o, w, rtol=TOL, atol=TOL, err_msg=f"{name} batch {n}")
     # round trip: the exported file runs in omnitensor.onnx.load on this device
-    loaded = ot.onnx.load(io.BytesIO(data) if False else _tmp(data), device=device)
+    loaded = ot.onnx.load(_tmp(data, tmp_path), device=device)
     a = make(4)
     res = loaded(*a)
     res = res if isinstance(res, (tuple, list)) else (res,)
@@ -152,12 +156,10 @@ def test_export_matches_onnxruntime_dynamic_batch(device, name):
         np.testing.assert_allclose(_host(o), w, rtol=TOL, atol=TOL)
 
 
-def _tmp(data: bytes) -> str:
-    import tempfile
-    f = tempfile.NamedTemporaryFile(suffix=".onnx", delete=False)
-    f.write(data)
-    f.close()
-    return f.name
+def _tmp(data: bytes, folder) -> str:
+    path = folder / "model.onnx"
+    path.write_bytes(data)
+    return str(path)
 
 
 class Shapes(nn.Module):
@@ -225,7 +227,7 @@ _LAYERS = list(_layers("cpu"))
 
 
 @pytest.mark.parametrize("name", _LAYERS)
-def test_every_listed_layer_exports(device, name):
+def test_every_listed_layer_exports(device, name, tmp_path):
     model, make = _layers(device)[name]
     model = model.to(device).eval()
     a = make(2)
@@ -238,23 +240,33 @@ def test_every_listed_layer_exports(device, name):
         got = sess.run(None, {"x": _host(a[0])})
         for w, o in zip(want, got):
             np.testing.assert_allclose(o, w, rtol=TOL, atol=TOL, err_msg=f"{name} batch {n}")
-    loaded = ot.onnx.load(_tmp(data), device=device)
+    loaded = ot.onnx.load(_tmp(data, tmp_path), device=device)
     res = loaded(*a)
     res = res if isinstance(res, (tuple, list)) else (res,)
     for w, o in zip(_eager(model, a), res):
         np.testing.assert_allclose(_host(o), w, rtol=TOL, atol=TOL)
 
 
-def test_shape_ops_export(device):
+def test_shape_ops_export(device, tmp_path):
     g = np.random.default_rng(4)
     x = ot.tensor(g.standard_normal((3, 24)).astype(np.float32), device=device)
     idx = ot.tensor(g.integers(0, 4, (3, 3, 2)), device=device)
     model = Shapes()
-    data = _export(model, (x, idx), input_names=["x", "idx"])
+    data = _export(model, (x, idx), input_names=["x", "idx"],
+                   dynamic_axes={"x": {0: "n"}, "idx": {0: "n"}})
     sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    want = _eager(model, (x, idx))
     got = sess.run(None, {"x": _host(x), "idx": _host(idx)})
-    for w, o in zip(_eager(model, (x, idx)), got):
+    for w, o in zip(want, got):
         np.testing.assert_allclose(o, w, rtol=TOL, atol=TOL)
+    x5 = ot.tensor(g.standard_normal((5, 24)).astype(np.float32), device=device)
+    idx5 = ot.tensor(g.integers(0, 4, (5, 3, 2)), device=device)
+    got = sess.run(None, {"x": _host(x5), "idx": _host(idx5)})
+    for w, o in zip(_eager(model, (x5, idx5)), got):
+        np.testing.assert_allclose(o, w, rtol=TOL, atol=TOL)
+    loaded = ot.onnx.load(_tmp(data, tmp_path), device=device)
+    for w, o in zip(want, loaded(x, idx)):
+        np.testing.assert_allclose(_host(o), w, rtol=TOL, atol=TOL)
 
 
 def test_unmapped_op_is_named_with_the_layer():

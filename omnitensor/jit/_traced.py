@@ -95,7 +95,7 @@ def _key(args: tuple, kwargs: dict, training: bool) -> str:
 
 def _describe(key: str) -> str:
     import json
-    args = json.loads(key)[0]
+    args, kwargs, training = json.loads(key)
 
     def show(s: Any) -> str:
         if "T" in s:
@@ -106,7 +106,10 @@ def _describe(key: str) -> str:
         if "dict" in s:
             return "{" + ", ".join(f"{k}: {show(v)}" for k, v in s["dict"]) + "}"
         return repr(s["c"])
-    return show(args)
+    text = show(args)
+    if kwargs["dict"]:
+        text += " with " + ", ".join(f"{k}={show(v)}" for k, v in kwargs["dict"])
+    return text + (" in training mode" if training else "")
 
 
 # ------------------------------------------------------------------------ one graph

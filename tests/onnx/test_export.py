@@ -345,3 +345,39 @@ def test_encoder_with_dynamic_batch_and_sequence(device):
         x = ot.tensor(g.standard_normal((n, s, 16)).astype(np.float32), device=device)
         np.testing.assert_allclose(sess.run(None, {"x": _host(x)})[0], _eager(model, (x,))[0],
                                    rtol=TOL, atol=TOL, err_msg=f"batch {n} seq {s}")
+
+
+_FUNCS = {
+    "unary": lambda x: (x.abs().expm1() + x.abs().log1p() + x.abs().add(1).log2()
+                        + x.abs().add(1).log10() + x.square() + x.erfc() + x.trunc()
+                        + x.sign() + x.floor() + x.ceil() + x.round() + x.sin().asin()
+                        + x.cos() + x.tanh().atanh() + x.sinh() + x.reciprocal().clamp(-3, 3)),
+    "binary": lambda x: (ot.remainder(x, 0.7) + ot.floor_divide(x, 0.3) + ot.hypot(x, x + 1)
+                         + ot.logaddexp(x, x * 2) + ot.maximum(x, -x) * ot.minimum(x, 0.5)
+                         + x.pow(2) + ot.where(x > 0, x, x * 0.1)),
+    "compare": lambda x: ((x > 0) & (x < 1) | ~(x != 0.5) ^ x.isfinite()).to(ot.float32)
+                          + x.isnan().float() + x.isinf().float(),
+    "reduce": lambda x: (x.sum(1, keepdim=True) + x.amax(1, keepdim=True)
+                         + x.amin(0) + x.prod(1, keepdim=True)
+                         + (x > 0).any(1, keepdim=True).float()
+                         + (x > -9).all(1, keepdim=True).float()),
+    "index": lambda x: (x.argmax(1).float(), x.argmin().float(), x.cumsum(1),
+                        x.sort(1)[0], x.sort(1, descending=True)[1].float(), x.flip(1),
+                        F.pad(x, (1, 2), value=0.5), ot.arange(5, device=x.device).float() * 0.5,
+                        ot.full((2, 3), 1.5, device=x.device) + x[:2, :3], x.clamp(min=0).sqrt().exp()),
+    "int_ops": lambda x: ((x * 10).to(ot.int64) // 3 + (x * 10).to(ot.int64) % 4,),
+}
+
+
+@pytest.mark.parametrize("name", list(_FUNCS))
+def test_primitive_mappings_match_onnxruntime(device, name):
+    g = np.random.default_rng(6)
+    x = ot.tensor(g.standard_normal((4, 6)).astype(np.float32) * 0.9, device=device)
+    fn = _FUNCS[name]
+    data = _export(fn, (x,), input_names=["x"])
+    sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    got = sess.run(None, {"x": _host(x)})
+    want = _eager(fn, (x,))
+    assert len(got) == len(want)
+    for w, o in zip(want, got):
+        np.testing.assert_allclose(o, w, rtol=TOL, atol=TOL, err_msg=name)

@@ -242,6 +242,7 @@ class CompiledFunction:
             return result
         # outputs: the result's tensors, then what the call stored in Python slots
         graph = rec.graph(outs + extra, _state_writes(rec))
+        graph.input_arrays = {}   # (trace() keeps them for exporters; a cache must not)
         gens = {i: g for i, g in rec.random_gens.items()}
         planned = graph
         if sp is not None:

@@ -30,8 +30,9 @@ class Adam(Optimizer):
     ``p -= lr * m_hat / (sqrt(v_hat) + eps)``; ``weight_decay`` adds ``wd * p`` to ``g``
     (L2; see :class:`AdamW` for decoupled decay). ``capturable``, ``differentiable`` and
     ``fused`` are accepted and kept in the param groups (torch's state-dict layout) but
-    change nothing: there is no fused kernel, graph capture or autograd through the
-    update."""
+    change nothing: there is no fused kernel or autograd through the update. Inside
+    ``omnitensor.compile`` the update is always capturable (the step count becomes a 0-d
+    tensor on the parameter's device, so replays update the bias corrections)."""
 
     _decoupled = False
 

@@ -134,7 +134,10 @@ PEERS = textwrap.dedent('''
     rng = np.random.default_rng(0)
     X = rng.standard_normal((64, 64)).astype(np.float32)
     Y = rng.integers(0, 10, 64)
+    which = sys.argv[1]
     try:
+        if which != "jax":
+            raise ImportError("skipped")
         import jax, jax.numpy as jnp
         def init(k, i, o):
             b = 1 / np.sqrt(i)
@@ -166,6 +169,8 @@ PEERS = textwrap.dedent('''
     except Exception as e:
         out["jax_error"] = repr(e)[:200]
     try:
+        if which != "tinygrad":
+            raise ImportError("skipped")
         import tinygrad
         from tinygrad import Device, Tensor, TinyJit, nn
         class MLP:
@@ -197,21 +202,47 @@ PEERS = textwrap.dedent('''
 ''')
 
 
+def _pocl_env() -> dict:
+    """Point tinygrad's CL runtime at the same PoCL our opencl:0 uses (pyopencl's wheel
+    bundles it) through the system's OpenCL ICD loader."""
+    import glob
+    env = {}
+    try:
+        import pyopencl
+        libs = os.path.join(os.path.dirname(pyopencl.__file__), ".libs")
+        pocl = sorted(glob.glob(os.path.join(libs, "libpocl*.so*")))
+        loader = sorted(glob.glob(os.path.join(libs, "libOpenCL*.so*")))
+        if pocl and loader:
+            # only PoCL: no other vendor's ICD (Intel's needs libraries of its own)
+            env["OCL_ICD_FILENAMES"] = pocl[0]
+            env["OCL_ICD_VENDORS"] = tempfile.mkdtemp(prefix="no-icds-")
+            env["OPENCL_PATH"] = loader[0]
+    except ImportError:
+        pass
+    return env
+
+
 def run_peers(python: str | None) -> dict:
     if not python:
         return {"jax_error": "no --peers-python given", "tinygrad_error": "no --peers-python"}
-    env = dict(os.environ, JAX_PLATFORMS="cpu", DEV="CL", CL="1",
+    env = dict(os.environ, **_pocl_env(), JAX_PLATFORMS="cpu", DEV="CL", CL="1",
                XLA_FLAGS="--xla_cpu_multi_thread_eigen=false "
                          "intra_op_parallelism_threads=" + THREADS)
-    try:
-        r = subprocess.run([python, "-c", PEERS], capture_output=True, text=True, timeout=900,
-                           env=env)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return {"jax_error": repr(e), "tinygrad_error": repr(e)}
-    for line in r.stdout.splitlines():
-        if line.startswith("PEERS"):
-            return json.loads(line[5:])
-    return {"jax_error": r.stderr[-300:], "tinygrad_error": r.stderr[-300:]}
+    out: dict = {}
+    for which in ("jax", "tinygrad"):   # one process each: a crashing runtime loses one row
+        try:
+            r = subprocess.run([python, "-c", PEERS, which], capture_output=True, text=True,
+                               timeout=900, env=env)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            out[which + "_error"] = repr(e)
+            continue
+        got = [ln for ln in r.stdout.splitlines() if ln.startswith("PEERS")]
+        if got:
+            res = json.loads(got[0][5:])
+            out.update({k: v for k, v in res.items() if k.startswith(which)})
+        else:
+            out[which + "_error"] = f"exit status {r.returncode}: {r.stderr[-200:]}"
+    return out
 
 
 # ------------------------------------------------------------------ first call

@@ -10,7 +10,10 @@ rules: each launch depends on the queue's unfinished work (dpctl's
 ``SequentialOrderManager``, which dpnp's kernels register with) and registers its own
 event there, so dpnp kernels that follow wait for it. The queue is out of order, so without
 that a kernel could read an upload that has not landed yet. USM arguments are kept alive
-until the kernel ran by a dpctl host task (``_submit_keep_args_alive``), as dpnp does.
+until the kernel ran: the launcher holds them with the kernel's event and drops them once
+the event is complete (checked at the next launches: one status query each). dpnp uses a
+host task per kernel for this (``_submit_keep_args_alive``), which costs more than the
+launch itself on a CPU device (``keep_alive = "host_task"`` selects it, for comparison).
 
 Programs are one per (op, dtype) (the Intel OpenCL CPU compiler takes ~13 s for a whole
 family program of the OpenCL backend, ~0.5-1 s for one op), built on first use and cached
@@ -21,6 +24,7 @@ own per-call cost.
 """
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 import dpctl
@@ -37,6 +41,8 @@ from ...kernels.helpers import helpers
 
 #: elements per work-item below which one work-item does everything (CPU devices)
 _MIN_CHUNK = 8192
+#: NumPy divides and takes square roots correctly rounded (OpenCL allows 2.5 ulp otherwise)
+_OPTIONS = "-cl-fp32-correctly-rounded-divide-sqrt"
 
 
 def available(queue: Any) -> bool:
@@ -60,7 +66,9 @@ class Launcher:
         dev = queue.sycl_device
         self.is_cpu = bool(dev.is_cpu)
         self.max_groups = 16 * int(dev.max_compute_units)
-        self.keep_alive = True
+        self.keep_alive = "events"  # or "host_task" (dpnp's way), or "" (nothing: unsafe)
+        self.pending: collections.deque = collections.deque()
+        self._done = dpctl.event_status_type.complete
 
     # --------------------------------------------------------------------- build
     def kernel(self, op: str, t: CType, variant: str = "") -> Any:
@@ -80,7 +88,8 @@ class Launcher:
                 raise KeyError(f"{op} is not computed for {t.np}")
             try:
                 prg = dpp.create_program_from_source(self.queue,
-                                                     SYCL.prelude + helpers(t, SYCL) + src, "")
+                                                     SYCL.prelude + helpers(t, SYCL) + src,
+                                                     _OPTIONS)
             except Exception as e:  # noqa: BLE001 - dpctl raises its own types
                 raise BackendError(f"building the generated OpenCL C kernel {op} "
                                    f"({t.np}) for {self.queue.sycl_device.name} "
@@ -104,7 +113,17 @@ class Launcher:
         lsize = [1] if self.is_cpu else [64]
         ev = self.queue.submit_async(k, [*usm, dpctl.RawKernelArg(params)], [items], lsize,
                                      order.submitted_events)
-        ht = self.queue._submit_keep_args_alive(usm, [ev]) if self.keep_alive else ev
+        ht = ev
+        if self.keep_alive == "events":
+            pending = self.pending
+            pending.append((ev, usm))
+            done = self._done
+            while pending and pending[0][0].execution_status == done:
+                pending.popleft()
+            if len(pending) > 4096:  # nothing completed for a long while: wait for one
+                pending.popleft()[0].wait()
+        elif self.keep_alive == "host_task":
+            ht = self.queue._submit_keep_args_alive(usm, [ev])
         order.add_event_pair(ht, ev)
 
     # ------------------------------------------------------------------- launches

@@ -15,7 +15,6 @@ with the ``onnx`` package (``onnx.checker.check_model(full_check=True)``).
 from __future__ import annotations
 
 import inspect
-import io
 import os
 from typing import Any, Mapping, Sequence
 
@@ -395,17 +394,18 @@ def export(model: Any, args: Any = (), f: Any = None, *, kwargs: dict | None = N
                 lab = named.get(a, named.get(a - len(shape)))
             dims.append(f"{nm}_dim_{a}" if lab == "?" else lab)
         outputs.append(value_info(nm, dt, dims))
-    inits = [numpy_helper.from_array(np.array(v, order="C"), k)
-             for k, v in list(base.consts.items()) + list(int_consts.items())
-             if k not in fitted or k in int_consts]
-    if export_params:
-        inits += [numpy_helper.from_array(np.array(v, order="C"), k)
-                  for k, v in base.params.items()]
-    else:
-        inputs += [value_info(k, v.dtype.name if v.dtype.name != "bfloat16" else "bfloat16",
-                              list(v.shape)) for k, v in base.params.items()]
     nodes = [helper.make_node(n.op_type, list(n.inputs), list(n.outputs), **dict(n.attrs))
              for n in list(pre_nodes) + base.nodes]
+    # only what a node reads: constants read inside regions exported as one op are dropped
+    used = {i for n in nodes for i in n.input}
+    inits = [numpy_helper.from_array(np.array(v, order="C"), k)
+             for k, v in list(base.consts.items()) + list(int_consts.items())
+             if (k not in fitted or k in int_consts) and k in used]
+    params = {k: v for k, v in base.params.items() if k in used}
+    if export_params:
+        inits += [numpy_helper.from_array(np.array(v, order="C"), k) for k, v in params.items()]
+    else:
+        inputs += [value_info(k, v.dtype.name, list(v.shape)) for k, v in params.items()]
     graph = helper.make_graph(nodes, type(model).__name__, inputs, outputs, inits)
     opsets = [helper.make_opsetid("", opset)]
     proto = helper.make_model(graph, opset_imports=opsets, producer_name="omnitensor",
@@ -415,5 +415,5 @@ def export(model: Any, args: Any = (), f: Any = None, *, kwargs: dict | None = N
         print(helper.printable_graph(proto.graph))
     if f is not None:
         _write(proto, f)
-    _ = io, dynamo, result
+    _ = dynamo, result
     return ONNXProgram(proto)

@@ -381,3 +381,17 @@ def test_primitive_mappings_match_onnxruntime(device, name):
     assert len(got) == len(want)
     for w, o in zip(want, got):
         np.testing.assert_allclose(o, w, rtol=TOL, atol=TOL, err_msg=name)
+
+
+def test_lstm_with_dynamic_batch_and_sequence():
+    model, make = _cases("cpu")["lstm"]
+    model.eval()
+    g = np.random.default_rng(7)
+    data = _export(model, make(3), input_names=["x"],
+                   dynamic_axes={"x": {0: "batch", 1: "seq"}})
+    sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    assert sum(n.op_type == "LSTM" for n in onnx.load_from_string(data).graph.node) == 2
+    for n, t in ((3, 7), (2, 11), (4, 1)):
+        x = ot.tensor(g.integers(0, 20, (n, t)))
+        for w, o in zip(_eager(model, (x,)), sess.run(None, {"x": _host(x)})):
+            np.testing.assert_allclose(o, w, rtol=TOL, atol=TOL, err_msg=f"{n}x{t}")

@@ -8,12 +8,30 @@ graph ``omnitensor.compile`` captures) and run ONNX models on any device (``load
 """
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 from .._unsupported import unsupported
 
 __all__ = ["export", "dynamo_export", "is_in_onnx_export", "load", "OnnxModel",
-           "supported_ops", "ONNXProgram"]
+           "supported_ops", "ONNXProgram", "TrainingMode", "OperatorExportTypes"]
+
+
+class TrainingMode(enum.IntEnum):
+    """torch.onnx.TrainingMode: the mode the model is exported in (``export(training=)``)."""
+
+    EVAL = 0
+    PRESERVE = 1
+    TRAINING = 2
+
+
+class OperatorExportTypes(enum.IntEnum):
+    """torch.onnx.OperatorExportTypes (accepted by ``export``; only ONNX is written)."""
+
+    ONNX = 0
+    ONNX_ATEN = 1
+    ONNX_ATEN_FALLBACK = 2
+    ONNX_FALLTHROUGH = 3
 
 dynamo_export = unsupported("omnitensor.onnx.dynamo_export",
                             "use omnitensor.onnx.export (torch deprecated dynamo_export)")

@@ -307,6 +307,9 @@ def test_export_arguments_and_errors(tmp_path):
         ot.onnx.export(model, x, io.BytesIO(), dynamic_axes={"nope": [0]})
     with pytest.raises(TypeError, match="unexpected keyword"):
         ot.onnx.export(model, x, io.BytesIO(), bogus=1)
+    with pytest.raises(NotImplementedError, match="'random_bits' inside dropout in layer 'drop'"):
+        ot.onnx.export(model, x, io.BytesIO(), training=ot.onnx.TrainingMode.PRESERVE)
+    assert model.training
     nop = ot.onnx.export(model, x, io.BytesIO(), export_params=False)
     assert "fc1.weight" in [i.name for i in nop.model_proto.graph.input]
 

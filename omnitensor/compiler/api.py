@@ -23,7 +23,6 @@ naming the user's line. A changed guard retraces; after ``config.cache_size_limi
 from __future__ import annotations
 
 import functools
-import types
 import warnings
 import weakref
 from typing import Any, Callable
@@ -31,7 +30,7 @@ from typing import Any, Callable
 from ..core import capture_hooks
 from ..core.tensor import Tensor, _make
 from . import aot, capture, replay
-from .guards import Discovery, discover, global_names
+from .guards import Discovery, discover
 from .ir import Graph
 
 __all__ = ["compile", "CompiledFunction", "CompiledModule", "config", "disable",
@@ -88,9 +87,6 @@ class CompiledFunction:
         self._fn = fn
         self.fullgraph = fullgraph
         self.dynamic = dynamic
-        target = fn.__func__ if isinstance(fn, types.MethodType) else fn
-        self._globals = global_names(target) if not hasattr(fn, "named_parameters") \
-            else global_names(getattr(type(fn), "forward", None))
         self._cache: dict[Any, _Entry] = {}
         self.traces = 0
         self._limit_warned = False
@@ -103,7 +99,7 @@ class CompiledFunction:
         fn = self._fn
         if not config.enabled or capture_hooks.active() is not None:
             return fn(*args, **kwargs)   # nested in an outer capture: part of its graph
-        d = discover(fn, args, kwargs, self._globals)
+        d = discover(fn, args, kwargs)
         try:
             key = tuple(d.key)
             entry = self._cache.get(key)
@@ -161,7 +157,7 @@ class CompiledFunction:
                 except Exception as err:  # noqa: BLE001 - an uncapturable backward: eager
                     e.reason = f"the backward of the result cannot be captured ({err})"
                     return result
-        d1 = discover(fn, args, kwargs, self._globals)
+        d1 = discover(fn, args, kwargs)
         why = self._why_not(rec, d0, d1)
         if why is not None:
             e.reason = why

@@ -92,6 +92,7 @@ class Discovery:
         self.key: list = [is_grad_enabled()]
         self.scalars: dict[str, Any] = {}
         self._seen: set[int] = set()
+        self.functions: list[types.FunctionType] = []   # user code whose globals count
 
     def add_tensor(self, name: str, t: Tensor, kind: str) -> None:
         if name not in self.tensors:
@@ -192,11 +193,20 @@ class Discovery:
                     self._seen.add(id(b))
                     self.add_tensor(full, b, "buffer")
                 key.append((id(b),) + tensor_meta(b))
-            for aname, a in sub.__dict__.items():   # plain tensor attributes
-                if isinstance(a, Tensor) and id(a) not in self._seen:
-                    self._seen.add(id(a))
-                    self.add_tensor(mp + aname, a, "buffer")
-                    key.append((aname,) + tensor_meta(a))
+            for aname, a in sub.__dict__.items():   # plain tensor and scalar attributes
+                if isinstance(a, Tensor):
+                    if id(a) not in self._seen:
+                        self._seen.add(id(a))
+                        self.add_tensor(mp + aname, a, "buffer")
+                        key.append((aname,) + tensor_meta(a))
+                elif a.__class__ in _SCALARS and aname[0] != "_":   # Dropout.p, eps, ...
+                    key.append(a)
+                    self.scalars[mp + aname] = a
+            cls = sub.__class__
+            if not cls.__module__.startswith("omnitensor"):
+                fwd = getattr(cls, "forward", None)
+                if isinstance(fwd, types.FunctionType):
+                    self.functions.append(fwd)   # a user's forward: its globals too
 
     def param(self, name: str, p: Tensor, kind: str = "param") -> None:
         if id(p) in self._seen:
@@ -243,19 +253,33 @@ class Discovery:
                     self.scalars[full] = v
 
 
+_NAMES: dict[int, tuple[Any, tuple[str, ...]]] = {}
+
+
 def global_names(fn: Callable | None) -> tuple[str, ...]:
-    """The global names ``fn``'s code (and the code nested in it) reads."""
+    """The global names ``fn``'s code (and the code nested in it) reads (cached)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ()
+    hit = _NAMES.get(id(code))
+    if hit is not None and hit[0] is code:
+        return hit[1]
     out: list[str] = []
 
-    def walk(code: types.CodeType) -> None:
-        out.extend(code.co_names)
-        for c in code.co_consts:
-            if isinstance(c, types.CodeType):
-                walk(c)
-    code = getattr(fn, "__code__", None)
-    if code is not None:
-        walk(code)
-    return tuple(dict.fromkeys(out))
+    def walk(c: types.CodeType) -> None:
+        out.extend(c.co_names)
+        for k in c.co_consts:
+            if isinstance(k, types.CodeType):
+                walk(k)
+    walk(code)
+    names = tuple(dict.fromkeys(out))
+    _NAMES[id(code)] = (code, names)
+    return names
+
+
+def _user_function(o: Any) -> bool:
+    return isinstance(o, types.FunctionType) and not \
+        (getattr(o, "__module__", None) or "").startswith("omnitensor")
 
 
 def _roots(fn: Any) -> Iterator[tuple[str, Any]]:
@@ -276,8 +300,10 @@ def _roots(fn: Any) -> Iterator[tuple[str, Any]]:
             pass
 
 
-def discover(fn: Any, args: tuple, kwargs: dict, globals_read: tuple[str, ...]) -> Discovery:
-    """Walk everything a call of ``fn`` reaches (see the module docstring)."""
+def discover(fn: Any, args: tuple, kwargs: dict) -> Discovery:
+    """Walk everything a call of ``fn`` reaches (see the module docstring): arguments,
+    ``self`` and closure cells, then the globals that ``fn`` and the user functions it
+    reaches (helpers it names, the ``forward`` of user-defined modules) read."""
     d = Discovery()
     for i, a in enumerate(args):
         d.arg(f"args[{i}]", a)
@@ -286,12 +312,30 @@ def discover(fn: Any, args: tuple, kwargs: dict, globals_read: tuple[str, ...]) 
         d.arg(f"kwargs[{k!r}]", a)
     for name, o in _roots(fn):
         d.obj(name, o)
-    g = getattr(getattr(fn, "__func__", fn), "__globals__", None)
-    if g is not None:
-        for name in globals_read:
-            if name in g:
-                o = g[name]
-                if not isinstance(o, (types.ModuleType, types.FunctionType, type,
-                                      types.BuiltinFunctionType)):
-                    d.obj(f"globals.{name}", o)
+    target = getattr(fn, "__func__", fn)
+    if _is_module(fn):
+        target = getattr(type(fn), "forward", None)
+    work = [target] + d.functions
+    done: set[int] = set()
+    while work and len(done) < 32:
+        f = work.pop()
+        if id(f) in done or not isinstance(f, types.FunctionType):
+            continue
+        done.add(id(f))
+        g = f.__globals__
+        for name in global_names(f):
+            if name not in g:
+                continue
+            o = g[name]
+            if _user_function(o):
+                work.append(o)
+                for cname, cell in zip(o.__code__.co_freevars, o.__closure__ or ()):
+                    try:
+                        d.obj(f"{o.__name__}.closure.{cname}", cell.cell_contents)
+                    except ValueError:
+                        pass
+            elif not isinstance(o, (types.ModuleType, types.FunctionType, type,
+                                    types.BuiltinFunctionType)):
+                d.obj(f"globals.{name}", o)
+        work += [f for f in d.functions if id(f) not in done]
     return d

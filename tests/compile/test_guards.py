@@ -144,3 +144,28 @@ def test_recompile_limit_warns_once_and_runs_eagerly(device):
         assert f.cache_info()["traces"] == 3
     finally:
         compiler.config.cache_size_limit = old
+
+
+SCALE = 2.0
+
+
+def _scaled(x):
+    return x * SCALE                  # a global read by a helper, not by the compiled code
+
+
+def test_globals_of_helpers_and_module_attributes_are_guarded(device):
+    global SCALE
+    f = ot.compile(lambda x: _scaled(x) + 1)
+    x = ot.ones(2, device=device)
+    assert f(x).tolist() == [3.0, 3.0] and f(x).tolist() == [3.0, 3.0]
+    SCALE = 5.0
+    try:
+        assert f(x).tolist() == [6.0, 6.0]          # never the traced 2.0
+    finally:
+        SCALE = 2.0
+    drop = nn.Dropout(0.5)
+    g = ot.compile(drop)
+    with ot.no_grad():
+        g(ot.ones(8, device=device))
+        drop.p = 0.0                                  # a module's Python attribute
+        assert g(ot.ones(8, device=device)).tolist() == [1.0] * 8

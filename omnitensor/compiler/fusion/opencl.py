@@ -26,16 +26,26 @@ _LONG = struct.Struct("=q")
 class Kernel:
     """``kernel(*arrays) -> outputs`` for one fused group on CLArrays (see cpu.Kernel)."""
 
+    @staticmethod
+    def build_all(specs: list[KernelSpec], device: Any) -> list[Any]:
+        """Handles for the kernels of ``specs``, built as one program (one build per plan,
+        cached by source in this process and by PoCL's kernel cache across processes)."""
+        st = device.backend.state(device.index)
+        src = render.c_program(specs, "opencl")
+        key = ("fused", hashlib.sha1(src.encode()).hexdigest())
+        return [(st, key, f"fused{i}", src) for i in range(len(specs))]
+
     def __init__(self, spec: KernelSpec, n_inputs: int, fresh: list[tuple[tuple, str, bool]],
                  out_args: list[int], inplace_args: list[int],
-                 fallback: Callable[..., Any], device: Any) -> None:
+                 fallback: Callable[..., Any], device: Any, handle: Any = None) -> None:
         be = device.backend
         self.st = st = be.state(device.index)
         self.backend = be
-        self.source = render.c_source(spec, "fused", "opencl")
-        key = ("fused", hashlib.sha1(self.source.encode()).hexdigest())
-        src = self.source
-        self.k = program_cache.kernel(st, key, "fused", lambda: src, st.build_options)
+        if handle is None:
+            handle = self.build_all([spec], device)[0]
+        _st, key, name, src = handle
+        self.source = src
+        self.k = program_cache.kernel(st, key, name, lambda: src, st.build_options)
         self.nargs = spec.nargs
         self.n_inputs = n_inputs
         self.fresh = [(tuple(s), np.dtype(dt), reuse) for s, dt, reuse in fresh]

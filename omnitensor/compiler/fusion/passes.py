@@ -71,6 +71,11 @@ def fusion_pass(graph: Any, steps: list, device: Any) -> list:
     if not groups:
         return steps
     by_last = {p.members[-1]: p for p in groups}
+    handles: dict[int, Any] = {}
+    build_all = getattr(make, "build_all", None)
+    if build_all is not None:  # C dialects: one program for the whole plan
+        hs = build_all([coalesce(p.spec) for p in groups], device)
+        handles = {id(p): h for p, h in zip(groups, hs)}
     produced_by_view = {n.outputs[0].id: n for n in steps if n.op in VIEWS and n.outputs}
     available = {i.value.id for i in graph.inputs}
     out: list = []
@@ -90,7 +95,7 @@ def fusion_pass(graph: Any, steps: list, device: Any) -> list:
     for i, node in enumerate(steps):
         if i in by_last:
             p = by_last[i]
-            launch = _launch(p, steps, produced_by_view, make, device)
+            launch = _launch(p, steps, produced_by_view, make, device, handles.get(id(p)))
             if not all(v.id in available for v in launch.inputs):
                 return steps
             out.append(launch)
@@ -116,7 +121,7 @@ def fusion_pass(graph: Any, steps: list, device: Any) -> list:
 
 
 def _launch(p: _planner.Planned, steps: list, views: dict[int, Node], make: Any,
-            device: Any) -> Launch:
+            device: Any, handle: Any = None) -> Launch:
     inputs = tuple(_value_of(vid, steps, p) for vid in p.arg_vids)
     n_in = len(inputs)
     fresh = [(tuple(v.shape), str(v.dtype), v.id not in p.escaping) for v in p.fresh]
@@ -126,7 +131,8 @@ def _launch(p: _planner.Planned, steps: list, views: dict[int, Node], make: Any,
     writes = tuple((v, inputs[arg]) for v, arg in p.outputs if arg < n_in)
     fallback = _fallback(p, steps, views, inputs, outputs, device)
     spec = coalesce(p.spec)
-    fn = make(spec, n_in, fresh, out_args, inplace_args, fallback, device)
+    fn = make(spec, n_in, fresh, out_args, inplace_args, fallback, device) if handle is None \
+        else make(spec, n_in, fresh, out_args, inplace_args, fallback, device, handle)
     return Launch(fn, inputs, outputs, name=f"fused[{len(p.members)}]", writes=writes)
 
 

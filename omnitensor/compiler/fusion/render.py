@@ -170,7 +170,21 @@ def python_kernel(spec: KernelSpec, name: str = "kernel", generic: bool = True
 
 
 # ------------------------------------------------------------------- OpenCL C / CUDA C
-def c_source(spec: KernelSpec, name: str, dialect: str = "opencl") -> str:
+def c_program(specs: list[KernelSpec], dialect: str = "opencl") -> str:
+    """One program holding kernels ``fused0``, ``fused1``... for ``specs``: one build (a
+    PoCL or Intel OpenCL build costs ~0.2 s whatever its size) for a whole plan."""
+    parts = [c_source(sp, f"fused{i}", dialect, prelude=False) for i, sp in enumerate(specs)]
+    if dialect == "cuda":
+        pre = _CUDA_PRELUDE
+    else:
+        pre = "#pragma OPENCL FP_CONTRACT OFF\n"
+        if any("OPENCL EXTENSION" in _cl_prelude(sp) for sp in specs):
+            pre += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    return pre + "\n".join(parts)
+
+
+def c_source(spec: KernelSpec, name: str, dialect: str = "opencl",
+             prelude: bool = True) -> str:
     """One kernel ``name`` over flat buffers, one work-item per output position (kept
     position for a reduce kernel; a contiguous chunk of ``chunk`` positions for an
     elementwise one, as the OpenCL backend's own kernels, which PoCL vectorizes)."""
@@ -241,7 +255,7 @@ def c_source(spec: KernelSpec, name: str, dialect: str = "opencl") -> str:
         lines.append(f"{table.ctype_of(r.dtype)} t{k} = ({table.ctype_of(r.dtype)})acc;")
         lines += b.phase_lines("e", decl, load, store)
     # CUDA: OpenCL's short type names; build with --fmad=false (no fma contraction)
-    pre = _CUDA_PRELUDE if cuda else _cl_prelude(spec)
+    pre = (_CUDA_PRELUDE if cuda else _cl_prelude(spec)) if prelude else ""
     body = "\n  ".join(lines)
     return f"{pre}{head} {name}({', '.join(args)}) {{\n  {body}\n}}\n"
 

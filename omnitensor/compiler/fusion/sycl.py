@@ -23,35 +23,43 @@ _PROGRAMS: dict[tuple, Any] = {}
 _ZERO = ctypes.c_longlong(0)
 
 
-def _kernel(queue: Any, source: str) -> Any:
+def _kernel(queue: Any, source: str, name: str = "fused") -> Any:
     import dpctl.program as dpp
     key = (queue, hashlib.sha1(source.encode()).hexdigest())
-    k = _PROGRAMS.get(key)
-    if k is None:
+    prog = _PROGRAMS.get(key)
+    if prog is None:
         try:
             prog = dpp.create_program_from_source(queue, source, "")
         except dpp.SyclProgramCompilationError as e:
             from ...errors import BackendError
             raise BackendError(f"sycl: compiling a fused kernel failed ({e}); this is a bug "
                                f"in omnitensor's fusion, please report it.\n{source}") from None
-        k = _PROGRAMS[key] = prog.get_sycl_kernel("fused")
-    return k
+        _PROGRAMS[key] = prog
+    return prog.get_sycl_kernel(name)
 
 
 class Kernel:
     """``kernel(*arrays) -> outputs`` for one fused group on dpnp arrays."""
 
+    @staticmethod
+    def build_all(specs: list[KernelSpec], device: Any) -> list[Any]:
+        """Handles for the kernels of ``specs``, all in one program (one build per plan)."""
+        src = render.c_program(specs, "opencl")
+        return [(src, f"fused{i}") for i in range(len(specs))]
+
     def __init__(self, spec: KernelSpec, n_inputs: int, fresh: list[tuple[tuple, str, bool]],
                  out_args: list[int], inplace_args: list[int],
-                 fallback: Callable[..., Any], device: Any) -> None:
+                 fallback: Callable[..., Any], device: Any, handle: Any = None) -> None:
         from dpctl.utils import SequentialOrderManager
         be = device.backend
         self.backend = be
         self.index = device.index
         self.queue = be._queues[device.index]
         self.order = SequentialOrderManager[self.queue]
-        self.source = render.c_source(spec, "fused", "opencl")
-        self.k = _kernel(self.queue, self.source)
+        if handle is None:
+            handle = self.build_all([spec], device)[0]
+        self.source, name = handle
+        self.k = _kernel(self.queue, self.source, name)
         self.nargs = spec.nargs
         self.n_inputs = n_inputs
         self.fresh = [(tuple(s), np.dtype(dt), reuse) for s, dt, reuse in fresh]

@@ -144,6 +144,27 @@ def test_fp32_ops_cast_low_inputs_up(device):
         assert (x64 @ x64.mT).dtype is ot.float64
 
 
+def test_norms_keep_a_low_input_dtype_with_float32_parameters(device):
+    """torch's mixed-type norms: float16/bfloat16 activations with float32 weights and
+    running statistics (a model under autocast) give outputs in the activations' dtype."""
+    low = _need_low(device)
+    rng = np.random.default_rng(1)
+    x32 = _t(rng.standard_normal((2, 4, 3, 3)), device)
+    x = x32.to(low)
+    w, b = _t([1.0, 2.0, 0.5, 1.5], device), _t([0.0, 0.1, -0.1, 0.2], device)
+    rm, rv = ot.zeros(4, device=device), ot.ones(4, device=device)
+    cases = [(lambda t: F.batch_norm(t, rm, rv, w, b, training=True)),
+             (lambda t: F.batch_norm(t, rm, rv, w, b, training=False)),
+             (lambda t: F.group_norm(t, 2, w, b)),
+             (lambda t: F.layer_norm(t, (3,), w[:3], b[:3]))]
+    for f in cases:
+        out = f(x)
+        assert out.dtype is low
+        np.testing.assert_allclose(out.float().cpu().numpy(), f(x.float()).cpu().numpy(),
+                                   rtol=0.05, atol=0.05)
+    assert rm.dtype is ot.float32 and rv.dtype is ot.float32
+
+
 def test_bce_is_refused_on_accelerators(device):
     low = _need_low(device)
     dev_type = ot.device(device).type

@@ -17,6 +17,15 @@ def _channel_shape(x: Tensor) -> tuple[int, ...]:
     return (1, x.shape[1]) + (1,) * (x.ndim - 2)
 
 
+def _in_input_dtype(out: Tensor, input: Tensor) -> Tensor:  # noqa: A002
+    """torch's mixed-type norms: a float16/bfloat16 input with float32 parameters or
+    running statistics (a model under autocast) gives an output in the input's dtype."""
+    d = input.dtype
+    if out.dtype is not d and d.is_floating_point and d.itemsize < 4:
+        return out.to(d)
+    return out
+
+
 @composite("batch_norm")
 def batch_norm(input: Tensor, running_mean: Tensor | None,  # noqa: A002
                running_var: Tensor | None, weight: Tensor | None = None,
@@ -58,7 +67,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None,  # noqa: A002
         out = out * weight.reshape(shape)
     if bias is not None:
         out = out + bias.reshape(shape)
-    return out
+    return _in_input_dtype(out, input)
 
 
 @composite("layer_norm")
@@ -84,7 +93,7 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int,  # noqa: A0
         out = out * weight
     if bias is not None:
         out = out + bias
-    return out
+    return _in_input_dtype(out, input)
 
 
 @composite("group_norm")
@@ -103,7 +112,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # 
     centered = x - mean
     var = (centered * centered).mean(dim=2, keepdim=True)
     out = (centered * (var + eps).rsqrt()).reshape(input.shape)
-    return _channel_affine(out, input, weight, bias)
+    return _in_input_dtype(_channel_affine(out, input, weight, bias), input)
 
 
 def _channel_affine(out: Tensor, input: Tensor, weight: Tensor | None,  # noqa: A002

@@ -239,7 +239,10 @@ def _memory(name: str, device: Any, default: Any) -> Any:
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
-    return False  # omnitensor has no bfloat16 dtype
+    """Whether CUDA tensors can be bfloat16: on every CUDA device omnitensor reaches (CuPy
+    has no bfloat16, so the cuda backend holds it widened to float32 and computes in
+    float32, which torch calls emulation); False without CUDA."""
+    return is_available()
 
 
 def ipc_collect() -> None:

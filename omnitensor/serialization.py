@@ -77,6 +77,23 @@ def _safetensors() -> Any:
     return st
 
 
+#: safetensors dtype names -> NumPy dtypes: those of ``safetensors.numpy`` plus BF16, which
+#: its loader lacks (its saver writes ml_dtypes' bfloat16 as BF16, as torch does)
+_ST_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16,
+              "BF16": _dt.bfloat16.np, "I64": np.int64, "U64": np.uint64, "I32": np.int32,
+              "U32": np.uint32, "I16": np.int16, "U16": np.uint16, "I8": np.int8,
+              "U8": np.uint8, "BOOL": np.bool_, "C64": np.complex64}
+
+
+def _load_arrays(data: bytes) -> dict[str, np.ndarray]:
+    """``safetensors.numpy.load(data)``, with BF16 tensors as ml_dtypes bfloat16 arrays
+    (a dtype it does not know raises KeyError: the caller reports a corrupted file)."""
+    _safetensors()
+    from safetensors import deserialize
+    return {k: np.frombuffer(v["data"], dtype=_ST_DTYPES[v["dtype"]]).reshape(v["shape"])
+            for k, v in deserialize(data)}
+
+
 # --------------------------------------------------------------------------- encode
 _DEFAULT_FACTORIES = {"dict": dict, "list": list, "set": set, "int": int, "float": float}
 
@@ -603,7 +620,7 @@ def load(f: str | os.PathLike | Any, map_location: MapLocation = None, *,
     names and rebuild its objects. No torch pickle is ever read, either way."""
     if weights_only is None:
         weights_only = True
-    st = _safetensors()
+    _safetensors()  # a clear ImportError before reading anything
     if hasattr(f, "read"):
         data = f.read()
         name = getattr(f, "name", "the checkpoint stream")
@@ -616,7 +633,7 @@ def load(f: str | os.PathLike | Any, map_location: MapLocation = None, *,
     name = name if isinstance(name, str) else repr(name)
     info = _read_header(data, name)
     try:
-        arrays = st.load(data)
+        arrays = _load_arrays(data)
     except Exception as e:  # noqa: BLE001 - SafetensorError and friends
         raise CheckpointError(f"{name} is corrupted: safetensors could not read it "
                               f"({type(e).__name__}: {e})") from None

@@ -32,6 +32,7 @@ class CupyBackend(NamespaceBackend):
     name = "cuda"
     xp = cupy
     asynchronous = True
+    widens_bfloat16 = True  # CuPy has no bfloat16 dtype: held as float32 on bfloat16's grid
 
     def __init__(self) -> None:
         self._why: str | None

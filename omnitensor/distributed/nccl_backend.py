@@ -15,7 +15,9 @@ later kernels see the result.
 Dtypes: NCCL's own types for int8/uint8/int32/uint32/int64/uint64/float16/float32/
 float64; bool as uint8 (the caller maps SUM/PRODUCT to MAX/MIN); int16/uint16 reduce in
 int32/uint32; complex SUM/AVG reduce as pairs of reals (complex PRODUCT raises: not
-elementwise on the pairs). bfloat16 does not arise (omnitensor has no bfloat16 dtype).
+elementwise on the pairs). bfloat16 has no plan of its own: the cuda backend holds it
+widened to float32 (CuPy has none), so it reduces as float32 and the result is not yet
+rounded back to bfloat16's grid (a known gap).
 AVG is ncclAvg where NCCL has it (>= 2.10), else SUM and a division. Data movement
 (broadcast, gathers, all-to-all, send/recv) moves bytes, so every dtype works.
 gather/scatter/all-to-all are grouped send/recv (NCCL >= 2.7); recv needs an explicit

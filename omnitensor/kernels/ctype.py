@@ -17,6 +17,7 @@ from __future__ import annotations
 import struct
 from typing import Any, Callable
 
+import ml_dtypes
 import numpy as np
 
 from .dialect import OPENCL_C, Dialect
@@ -30,7 +31,7 @@ class CType:
     """How one dtype looks in OpenCL C."""
 
     __slots__ = ("key", "np", "c", "comp", "kind", "itemsize", "real", "wide", "pack",
-                 "half", "scalar_c", "zero")
+                 "half", "bf16", "scalar_c", "zero")
 
     def __init__(self, key: str, np_dtype: Any, c: str, comp: str, kind: str,
                  fmt: str, real: str = "", wide: str = "") -> None:
@@ -43,6 +44,7 @@ class CType:
         self.real = real or comp       # real component type of complex
         self.wide = wide               # unsigned type wide enough for wrapping int math
         self.half = c == "half"
+        self.bf16 = key == "bf16"      # bfloat16: its bits in a ushort, computed in float
         self.scalar_c = comp           # type of a by-value scalar argument
         packer = struct.Struct("=" + fmt)
         self.pack: Callable[..., bytes]
@@ -59,12 +61,20 @@ class CType:
 
     def load(self, ptr: str, idx: str, d: Dialect = OPENCL_C) -> str:
         """C expression loading element ``idx`` of ``ptr`` into the compute type."""
+        if self.bf16:  # the high half of a float
+            cast = "__uint_as_float" if d.name == "cuda" else "as_float"
+            return f"{cast}((uint){ptr}[{idx}] << 16)"
         return d.load_half(idx, ptr) if self.half else f"{ptr}[{idx}]"
 
     def store(self, ptr: str, idx: str, val: str, d: Dialect = OPENCL_C) -> str:
         """C statement storing ``val`` (compute type) at element ``idx`` of ``ptr``."""
         if self.half:
             return d.store_half(val, idx, ptr)
+        if self.bf16:  # round to nearest even (ml_dtypes', torch's); NaN -> sign | 0x7fc0
+            bits = "__float_as_uint" if d.name == "cuda" else "as_uint"
+            return (f"{{ float bv_ = {val}; uint bb_ = {bits}(bv_); {ptr}[{idx}] = (ushort)("
+                    f"isnan(bv_) ? ((bb_ >> 16) & 0x8000u) | 0x7fc0u : "
+                    f"(bb_ + 0x7fffu + ((bb_ >> 16) & 1u)) >> 16); }}")
         return f"{ptr}[{idx}] = {val};"
 
     def __repr__(self) -> str:
@@ -82,6 +92,7 @@ _TABLE = [
     CType("u32", np.uint32, "uint", "uint", "u", "I", wide="uint"),
     CType("u64", np.uint64, "ulong", "ulong", "u", "Q", wide="ulong"),
     CType("f16", np.float16, "half", "float", "f", "f"),
+    CType("bf16", ml_dtypes.bfloat16, "ushort", "float", "f", "f"),
     CType("f32", np.float32, "float", "float", "f", "f"),
     CType("f64", np.float64, "double", "double", "f", "d"),
     CType("c64", np.complex64, "float2", "float2", "c", "ff", real="float"),
@@ -90,6 +101,7 @@ _TABLE = [
 # the float16 scalar is passed as float (its compute type), so its size is 4; the storage
 # item size is 2
 _TABLE[9].itemsize = 2
+_TABLE[10].itemsize = 2  # bfloat16 likewise (its scalar is a float)
 
 BY_NP: dict[np.dtype, CType] = {t.np: t for t in _TABLE if t.np is not None}
 BY_KEY: dict[str, CType] = {t.key: t for t in _TABLE}

@@ -441,6 +441,10 @@ class Module(StateDictMixin):
         """Cast floating parameters and buffers to float16."""
         return self._apply(lambda t: t.to(_dt.float16) if t.dtype.kind == "f" else t)
 
+    def bfloat16(self) -> "Module":
+        """Cast floating parameters and buffers to bfloat16."""
+        return self._apply(lambda t: t.to(_dt.bfloat16) if t.dtype.kind == "f" else t)
+
     def type(self, dst_type: Any) -> "Module":  # noqa: A003
         """Cast every parameter and buffer to ``dst_type``."""
         d = _dt.as_dtype(dst_type)

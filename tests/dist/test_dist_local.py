@@ -95,7 +95,7 @@ def test_nccl_dtype_map() -> None:
     assert NCCL_DTYPES["bool"] == ("NCCL_UINT8", "uint8")
     assert set(NCCL_DTYPES) >= {"int8", "uint8", "int16", "int32", "int64", "uint64",
                                 "float64", "complex64", "complex128"}
-    assert "bfloat16" not in NCCL_DTYPES  # omnitensor has no bfloat16 dtype
+    assert "bfloat16" not in NCCL_DTYPES  # cuda holds bfloat16 widened to float32
     assert nccl_plan("float32", ReduceOp.AVG) == ("NCCL_FLOAT32", "NCCL_AVG", "float32",
                                                   False, False)
     # NCCL < 2.10: AVG is SUM and a division

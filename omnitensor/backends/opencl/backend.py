@@ -13,6 +13,8 @@ import math
 import threading
 from typing import Any, Sequence
 
+import functools
+import ml_dtypes
 import numpy as np
 import pyopencl as cl
 
@@ -23,6 +25,27 @@ from . import elementwise as ew
 from . import argreduce, dlpack, gemm, indexing, memory, random, reduce, scan, sort
 from .array import CLArray, c_strides, new
 from .ufunc import Binary, Unary
+
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+_F32 = np.dtype(np.float32)
+
+
+def _bfloat16_via_float32(method: Any) -> Any:
+    """``method`` with bfloat16 operands widened to float32 and a float32 result rounded
+    back. Casts, moves and elementwise kernels handle bfloat16 themselves (its CType loads
+    and stores float); reductions, scans, sorts and GEMM would read its ushort bits as an
+    integer. Core already computes bfloat16 in float32 before calling these
+    (core/ops/storage_dtypes.py): this keeps every other caller right too."""
+    @functools.wraps(method)
+    def call(self: Any, x: Any, *args: Any) -> Any:
+        if x.dtype != _BF16 and not (args and getattr(args[0], "dtype", None) == _BF16):
+            return method(self, x, *args)
+        wide = [ew.astype(a, _F32) if a.__class__ is CLArray and a.dtype == _BF16 else a
+                for a in (x, *args)]
+        r = method(self, *wide)
+        return ew.astype(r, _BF16) if r.__class__ is CLArray and r.dtype == _F32 else r
+    return call
 
 
 class OpenCLBackend(Backend):
@@ -268,6 +291,12 @@ class OpenCLBackend(Backend):
         return indexing.gather_nd(x, tuple(indices))
 
     def scatter_nd(self, x, indices, values, accumulate):
+        if accumulate and x.dtype == _BF16:  # add in float32 (the kernels add bits)
+            wide = ew.astype(x, _F32)
+            vals = ew.astype(values, _F32) if values.__class__ is CLArray else values
+            self.scatter_nd(wide, indices, vals, accumulate)
+            ew.copy_into(x, ew.astype(wide, _BF16))
+            return
         if not indices:  # a 0-d x: x = values, or x += values
             if accumulate:
                 self.add(x, values, out=x)
@@ -322,3 +351,8 @@ class OpenCLBackend(Backend):
         """Zero-copy capsule of the mapped buffer on a host-memory device; a host copy
         otherwise, when ``dl_device=(1, 0)`` and a copy is allowed (see ``dlpack.py``)."""
         return dlpack.export(x, copy=copy, dl_device=dl_device, max_version=max_version)
+
+
+for _name in ("sum", "prod", "max", "min", "any", "all", "argmax", "argmin", "cumsum",
+              "cumprod", "sort", "argsort", "searchsorted", "matmul"):
+    setattr(OpenCLBackend, _name, _bfloat16_via_float32(getattr(OpenCLBackend, _name)))

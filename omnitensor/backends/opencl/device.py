@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cl_tools
@@ -250,6 +251,9 @@ def _fmt_bytes(n: float) -> str:
     return f"{n} B"  # pragma: no cover
 
 
+#: bfloat16 (ml_dtypes, NumPy kind 'V'): its bits in a ushort, loaded into and stored from
+#: float by every cast and elementwise kernel, so any device holds it
+_BF16 = np.dtype(ml_dtypes.bfloat16)
 _SUPPORTED_KINDS = frozenset("biufc")
 _KNOWN = frozenset(np.dtype(d) for d in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -268,6 +272,8 @@ def _emulate_fp16() -> bool:
 def dtype_reason(dev: Any, dtype: np.dtype) -> str | None:
     """None when ``dev`` computes ``dtype``, else why not (names the extension)."""
     dtype = np.dtype(dtype)
+    if dtype == _BF16:
+        return None
     if dtype.kind not in _SUPPORTED_KINDS or dtype.itemsize > 16 or \
             dtype.newbyteorder("=") not in _KNOWN:
         return f"OpenCL kernels cannot hold {dtype}"

@@ -120,6 +120,7 @@ class SyclBackend(NamespaceBackend):
     name = "sycl"
     asynchronous = True
     xp = dpnp
+    widens_bfloat16 = True  # dpnp has no bfloat16: held as float32 on bfloat16's grid
     #: ops that copy data to the host to compute (shown by ``omnitensor info``): none; the
     #: gaps dpnp leaves are filled by device composites in ``sycl_ops``
     host_fallback_ops: tuple[str, ...] = ()
@@ -208,6 +209,7 @@ class SyclBackend(NamespaceBackend):
             notes.append("no fp64 aspect: float64/complex128 unavailable")
         if not self._fp16[index]:
             notes.append("no fp16 aspect: float16 unavailable")
+        notes.append("bfloat16 held widened to float32 (dpnp has no bfloat16)")
         info["notes"] = notes
         return info
 

@@ -12,6 +12,7 @@ from ..tensor import Tensor
 from .elementwise import BINARY_OPS, UNARY_OPS, _binary, _unary, floor_divide, remainder
 from .ternary import where
 from .join import cat, stack
+from .storage_dtypes import via_compute
 
 
 def divide(x1: Any, x2: Any, /, *, rounding_mode: str | None = None) -> Tensor:
@@ -29,6 +30,7 @@ def divide(x1: Any, x2: Any, /, *, rounding_mode: str | None = None) -> Tensor:
                      f"found {rounding_mode!r}")
 
 
+@via_compute  # bfloat16: the whole formula in float32, rounded once
 def fmod(x1: Any, x2: Any) -> Tensor:
     """C-style remainder: the sign of the dividend (torch.fmod)."""
     r = remainder(x1, x2)
@@ -37,10 +39,12 @@ def fmod(x1: Any, x2: Any) -> Tensor:
     return where(fix, r - x2, r)
 
 
+@via_compute
 def frac(x: Tensor) -> Tensor:
     return x - x.trunc()
 
 
+@via_compute
 def lerp(start: Tensor, end: Any, weight: Any) -> Tensor:
     """``start + weight * (end - start)``."""
     return start + weight * (end - start)
@@ -92,6 +96,7 @@ def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
     return x
 
 
+@via_compute
 def cross(a: Tensor, b: Tensor, dim: int = -1) -> Tensor:
     """Cross product of 3-vectors along ``dim``."""
     a0, a1, a2 = a.unbind(dim)
@@ -103,31 +108,37 @@ def heaviside(x: Tensor, values: Any) -> Tensor:
     return where(x == 0, values, (x > 0).to(x.dtype))
 
 
+@via_compute
 def logit(x: Tensor, eps: float | None = None) -> Tensor:
     if eps is not None:
         x = x.clamp(eps, 1 - eps)
     return (x / (1 - x)).log()
 
 
+@via_compute
 def xlogy(x: Any, y: Any) -> Tensor:
     """``x * log(y)``, 0 where x == 0 (torch)."""
     prod = x * (y.log() if isinstance(y, Tensor) else math.log(y))
     return where(x == 0, 0, prod) if isinstance(x, Tensor) else prod
 
 
+@via_compute
 def sinc(x: Tensor) -> Tensor:
     px = x * math.pi
     return where(x == 0, 1, px.sin() / where(x == 0, 1, px))
 
 
+@via_compute
 def deg2rad(x: Tensor) -> Tensor:
     return x * (math.pi / 180)
 
 
+@via_compute
 def rad2deg(x: Tensor) -> Tensor:
     return x * (180 / math.pi)
 
 
+@via_compute
 def round_decimals(x: Tensor, decimals: int = 0) -> Tensor:
     """torch's ``round(x, decimals=n)`` (half to even)."""
     if decimals == 0:

@@ -39,7 +39,10 @@ def _move(x: Tensor, dev: Device) -> Tensor:
     check_dtype(dev, x._dtype)
     src_be, dst_be = x._device.backend, dev.backend
     try:
-        data = dst_be.transfer_from(x._data, src_be, dev.index)  # None: no direct path
+        # None: no direct path; storage dtypes go through the host, whose copy is the
+        # dtype's own (a backend may hold bfloat16 widened: core.tensor.host_array)
+        data = None if x._dtype.compute is not x._dtype else \
+            dst_be.transfer_from(x._data, src_be, dev.index)
         if data is None:
             host = host_array(x)
             if dev.type == "cpu":

@@ -17,6 +17,7 @@ from ..graph import needs_grad, record
 from ..shape_util import broadcast_shapes, normalize_axis, prod
 from ..tensor import Tensor, _make
 from .elementwise import _backend_failure, _mixed_devices
+from .storage_dtypes import via_compute
 
 
 def _promote_pair(op: str, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
@@ -265,6 +266,7 @@ def einsum(subscripts: str, *operands: Any) -> Tensor:
     return _einsum(subscripts, *operands)
 
 
+@via_compute
 def _einsum(subscripts: str, *operands: Any) -> Tensor:
     if not isinstance(subscripts, str):
         raise TypeError(f"einsum: the first argument must be the subscripts string (e.g. "

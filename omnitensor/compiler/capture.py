@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -98,6 +99,7 @@ class _Proxy:
             def broken(*args: Any, **kwargs: Any) -> Any:
                 rec.host_read(why)
                 return attr(*args, **kwargs)
+            broken.__name__ = name
             w: Any = broken
         elif name == "hook":
             def hook(hname: str) -> Any:
@@ -139,6 +141,12 @@ class Recorder:
         self._region_stack: list[int] = []
         self._next = 0
         self._inner = 0                         # >0 while running the recorder's own reads
+        # only the capturing thread is recorded: another thread's eager ops (a pin-memory
+        # thread, a second caller) run on the real backend, unseen
+        self._thread = threading.get_ident()
+
+    def _other_thread(self) -> bool:
+        return threading.get_ident() != self._thread
 
     # ------------------------------------------------------------------ values
     def _fresh(self, arr: Any) -> Value:
@@ -190,8 +198,10 @@ class Recorder:
         """``fn`` recording each call as a node ``op``."""
         inplace_arg0 = op in INPLACE_OPS
 
+        get_ident, owner = threading.get_ident, self._thread
+
         def recorded(*args: Any, **kwargs: Any) -> Any:
-            if self._inner:
+            if self._inner or get_ident() != owner:
                 return fn(*args, **kwargs)
             enc_args = self._encode(args)
             enc_kwargs = self._encode(kwargs) if kwargs else {}
@@ -232,6 +242,8 @@ class Recorder:
         arguments in pytree order (nested tuples/lists included); ``Region.attrs`` its
         arguments bound to ``fn``'s signature (defaults applied), each tensor replaced by
         ``{"$in": k}`` (its index in ``inputs``)."""
+        if self._other_thread():
+            return fn(*args, **kwargs)
         rid = len(self.regions)
         ins: list = []
 
@@ -263,7 +275,7 @@ class Recorder:
 
     def host_read(self, what: str) -> None:
         """A break: the call did something a graph cannot replay."""
-        if self._inner:
+        if self._inner or self._other_thread():
             return
         where = user_location()
         msg = f"{what} at {where}"
@@ -280,11 +292,14 @@ class Recorder:
 
     def random_draw(self, generator: Any) -> None:
         """The next ``random_bits`` draws from ``generator``: replay draws again from it."""
-        self._pending_gen = generator
+        if not self._other_thread():
+            self._pending_gen = generator
 
     def check(self, flag: Tensor, what: str) -> bool:
         """A validation read (``flag`` a 0-d bool tensor that must be True): a ``check``
         node, not a break; replay raises ``RuntimeError(what)`` when it is False."""
+        if self._other_thread():
+            return bool(flag.item())
         dev = flag._device
         v = self.value_of(flag._data)
         self.nodes.append(Node("check", (v,), {"what": what}, (), None,

@@ -166,3 +166,43 @@ def test_trace_without_hooks_uses_portable_primitives(device):
     arrays = [g_p.input_arrays[i.value.id] for i in g_p.inputs]
     res = replay.run(g_p, arrays)
     assert abs(float(ot.device(device).backend.to_numpy(res[0])) - out_p.item()) < 1e-5
+
+
+def test_an_exception_in_the_traced_call_restores_the_backends(device):
+    be = ot.device(device).backend
+
+    @ot.compile
+    def f(x):
+        if (x + 1).shape:
+            raise KeyError("boom")
+        return x
+    with pytest.raises(KeyError):
+        f(ot.ones(2, device=device))
+    assert ot.device(device).backend is be and not compiler.is_compiling()
+
+
+def test_other_threads_are_not_recorded(device):
+    import threading
+    import types
+    box = types.SimpleNamespace(results=[], started=False, busy=threading.Event())
+
+    def other():
+        for i in range(50):
+            box.results.append((ot.ones(3, device=device) * 2).sum().item())
+            if i == 10:
+                box.busy.set()
+    t = threading.Thread(target=other)
+
+    @ot.compile
+    def f(x):
+        if not box.started:
+            box.started = True
+            t.start()
+            box.busy.wait(10)        # the other thread computes during this capture
+        return (x * 3).sum(0)
+    x = ot.ones(4, 2, device=device)
+    r1 = f(x)
+    t.join()
+    assert f(x).tolist() == r1.tolist() == [12.0, 12.0]
+    assert box.results == [6.0] * 50 and f.cache_info()["replays"] == 1
+    assert len(f.graphs()[0].nodes) < 10

@@ -27,6 +27,7 @@ import warnings
 import weakref
 from typing import Any, Callable
 
+from ..core import autocast_state as _autocast
 from ..core import capture_hooks
 from ..core.tensor import Tensor, _make
 from . import aot, capture, replay
@@ -145,6 +146,9 @@ class CompiledFunction:
         start_slots = {n: s.get() for n, s in d0.iter_slots()}
         start_data = {n: t._data for n, t in d0.tensors.items()}
         start_versions = {n: t._version for n, t in d0.tensors.items()}
+        if _autocast.state.active:
+            # casts autocast cached before the call would be read as constants: recast
+            _autocast.clear_cache()
         rec = capture.Recorder(capture.graph_device(args, kwargs, fn), d0.sources(),
                                hooks=True, fullgraph=self.fullgraph)
         sp = None

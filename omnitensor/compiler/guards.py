@@ -11,7 +11,7 @@ function's ``self``, closure cells and the globals its code names) and finds, du
   a module's parameter and buffer dicts), so a capture can see which ones a call rebinds
   (``zero_grad`` then ``backward`` makes new ``.grad`` tensors) and a replay rebind them;
 * the **guard key**: shapes, dtypes, devices and ``requires_grad`` of tensor arguments, the
-  values of scalar arguments, grad mode, every submodule's ``training`` flag, parameter and
+  values of scalar arguments, grad and inference mode, autocast's state, every submodule's ``training`` flag, parameter and
   buffer identities and metadata (not their versions: a replay reads each tensor's current
   storage, so in-place updates outside a compiled call need no retrace), which gradients exist, the optimizer state's structure and
   hyperparameters (``lr``, ``momentum``, ...), scalar closure and global values;
@@ -23,7 +23,8 @@ from __future__ import annotations
 import types
 from typing import Any, Callable, Iterator
 
-from ..core.grad_mode import is_grad_enabled
+from ..core import autocast_state as _autocast
+from ..core.grad_mode import is_grad_enabled, is_inference_mode_enabled
 from ..core.tensor import Tensor
 
 __all__ = ["Discovery", "Slot", "discover", "global_names", "tensor_meta"]
@@ -89,7 +90,9 @@ class Discovery:
         self.tensors: dict[str, Tensor] = {}
         self.kinds: dict[str, str] = {}
         self.slots: dict[str, tuple] = {}    # name -> (root, path) of a Slot
-        self.key: list = [is_grad_enabled()]
+        amp = _autocast.state
+        self.key: list = [is_grad_enabled(), is_inference_mode_enabled(),
+                          amp.active and tuple(sorted((k, v.name) for k, v in amp.on.items()))]
         self.scalars: dict[str, Any] = {}
         self._seen: set[int] = set()
         self.functions: list[types.FunctionType] = []   # user code whose globals count

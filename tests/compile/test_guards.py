@@ -169,3 +169,22 @@ def test_globals_of_helpers_and_module_attributes_are_guarded(device):
         g(ot.ones(8, device=device))
         drop.p = 0.0                                  # a module's Python attribute
         assert g(ot.ones(8, device=device)).tolist() == [1.0] * 8
+
+
+def test_autocast_state_is_guarded():
+    lin = nn.Linear(4, 4)
+    f = ot.compile(lin)
+    x = ot.ones(2, 4)
+    with ot.no_grad():
+        assert f(x).dtype == ot.float32
+        with ot.autocast("cpu", dtype=ot.bfloat16):
+            lin(x)                                  # fills autocast's weight-cast cache
+            a = f(x)
+            b = f(x)
+            with ot.no_grad():
+                lin.weight.zero_()
+                lin.bias.zero_()
+            c = f(x)                                # the replay recasts the new weights
+        assert a.dtype == b.dtype == ot.bfloat16 and c.abs().sum().item() == 0
+        assert f(x).dtype == ot.float32
+    assert f._compiled.cache_info()["traces"] == 2

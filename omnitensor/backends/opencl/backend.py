@@ -2,7 +2,8 @@
 
 Every primitive runs generated OpenCL kernels on the device's in-order queue and returns
 without waiting (``asynchronous = True``); ``to_numpy`` and ``synchronize`` wait. Views are
-metadata on a shared buffer (``array.py``). The kernel families live in their own modules:
+metadata on a shared buffer (``array.py``). Kernel sources come from ``omnitensor.kernels``
+(OpenCL C dialect); compiling, caching and launching each family live in their own modules:
 ``elementwise``/``ufunc`` (unary, binary, where, casts, copies), ``reduce`` (axis reductions,
 argmax/argmin), ``scan`` (cumsum/cumprod, nonzero), ``sort`` (sort, argsort, searchsorted),
 ``indexing`` (gather/scatter, concat, pad), ``gemm`` (matmul) and ``random`` (Philox).

@@ -127,8 +127,11 @@ class CompiledFunction:
         entry = _Entry()
         result = self._trace(entry, d, args, kwargs)
         self._cache[key] = entry
-        if entry.reason is not None and entry.reason not in self._warned:
-            self._warned.add(entry.reason)
+        tag = entry.reason
+        if tag is not None and tag.startswith("the call changes"):
+            tag = tag.split(" (")[0]    # the same Python value with other contents
+        if tag is not None and tag not in self._warned:   # once per kind of break
+            self._warned.add(tag)
             warnings.warn(f"omnitensor.compile: graph break: {entry.reason}; calls like this "
                           f"one run eagerly", UserWarning, stacklevel=2)
         return result

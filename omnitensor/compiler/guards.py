@@ -160,6 +160,10 @@ class Discovery:
             self.optimizer(name, o)
         elif _is_optimizer(getattr(o, "optimizer", None)):   # an LR scheduler
             self._seen.add(id(o))
+            for k, v in vars(o).items():    # last_epoch, _step_count: a step inside the
+                if v.__class__ in _SCALARS:  # call changes them, which replays cannot
+                    self.key.append(v)
+                    self.scalars[f"{name}.{k}"] = v
             self.obj(name + ".optimizer", o.optimizer, depth)
         elif isinstance(o, (tuple, list)) and depth < 2:
             self._seen.add(id(o))

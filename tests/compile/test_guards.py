@@ -188,3 +188,22 @@ def test_autocast_state_is_guarded():
         assert a.dtype == b.dtype == ot.bfloat16 and c.abs().sum().item() == 0
         assert f(x).dtype == ot.float32
     assert f._compiled.cache_info()["traces"] == 2
+
+
+def test_a_scheduler_stepped_inside_keeps_the_call_eager(device):
+    p = nn.Parameter(ot.ones(2, device=device))
+    opt = ot.optim.SGD([p], lr=1.0)
+    sched = ot.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.5)
+
+    @ot.compile
+    def step():
+        opt.zero_grad()
+        p.sum().backward()
+        opt.step()
+        sched.step()
+    lrs = []
+    for _ in range(7):
+        step()
+        lrs.append(opt.param_groups[0]["lr"])
+    assert lrs == [1.0, 1.0, 0.5, 0.5, 0.5, 0.25, 0.25]   # the schedule advances
+    assert p.tolist() == [-3.75, -3.75]

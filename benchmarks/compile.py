@@ -417,9 +417,12 @@ def main() -> None:
                 t1, t2 = got
                 print(f"  first call {label} {d}: capture+build {t1:.3f} s, first replay "
                       f"{t2:.3f} s")
-                table.append(("first call MLP step", f"{label}, {d} (capture + build)",
-                              f"{t1:.2f} s (+ first replay {t2:.2f} s) (target <= {target} s)",
-                              "met" if t1 <= target else "NOT met"))
+                # judged on capture + build + first replay: drivers compile some kernels
+                # only at their first launch (PoCL's work-group functions)
+                table.append(("first call MLP step", f"{label}, {d} (capture + build + "
+                              f"first replay)", f"{t1 + t2:.2f} s ({t1:.2f} + {t2:.2f}) "
+                              f"(target <= {target} s)",
+                              "met" if t1 + t2 <= target else "NOT met"))
 
     print("\nversions:", versions(peers))
     print(f"threads per contender: {THREADS} (OMNITENSOR_BENCH_THREADS)")

@@ -95,6 +95,8 @@ def fusion_pass(graph: Any, steps: list, device: Any) -> list:
     for i, node in enumerate(steps):
         if i in by_last:
             p = by_last[i]
+            if not p.outputs:
+                continue  # nothing reads what the group computes (dead in the capture too)
             launch = _launch(p, steps, produced_by_view, make, device, handles.get(id(p)))
             if not all(v.id in available for v in launch.inputs):
                 return steps

@@ -321,12 +321,21 @@ class Planner:
                 refs.append(r)
             else:
                 refs.append(("c", x))
+        target = None
         if buf is not None:
+            target = buf.id
+            if buf.id in g.local:
+                # a second write into a buffer this group already wrote (buf.mul_(m).add_(g)):
+                # the kernel stores into the same argument again
+                prior = [w for w in g.writes if w[2] == buf.id]
+                if not prior or g.local[buf.id][1] != phase:
+                    g.loads, g.load_list, g.args, g.load_roots = saved
+                    return False
+                target = prior[0][1]
             root = self.root.get(buf.id, buf.id)
             uses = g.load_roots.get(root, set())
             base, shape, st = self.lay(buf)
-            if (uses - {(phase, True)}) or base != buf.id or not is_contiguous(shape, st) \
-                    or buf.id in g.local:
+            if (uses - {(phase, True)}) or base != buf.id or not is_contiguous(shape, st):
                 g.loads, g.load_list, g.args, g.load_roots = saved
                 return False
             for other in self.groups:
@@ -341,10 +350,10 @@ class Planner:
         g.members.append(i)
         g.n_compute += 1
         self.node_group[i] = g
-        if buf is not None:
-            if buf.id not in g.args:
-                g.args.append(buf.id)
-            g.writes.append((temp, buf.id, out.id))
+        if buf is not None and target is not None:
+            if target not in g.args:
+                g.args.append(target)
+            g.writes.append((temp, target, out.id))
             g.written_roots.add(self.root.get(buf.id, buf.id))
             self.root[out.id] = self.root.get(buf.id, buf.id)
         return True

@@ -110,14 +110,30 @@ def test_trace_replays_and_save_load_runs_on_every_device(device, kind, tmp_path
         _close(got5, model(*x5))
 
 
-def test_loaded_program_refuses_an_untraced_signature():
-    model, make = _model("net", "cpu")
+def test_loaded_program_runs_other_batch_sizes_and_refuses_other_shapes(device):
+    model, make = _model("net", device)
     traced = ot.jit.trace(model, make(2))
     buf = io.BytesIO()
     traced.save(buf)
+    loaded = ot.jit.load(io.BytesIO(buf.getvalue()), map_location=device)
+    with ot.no_grad():
+        for n in (1, 2, 6, 17):               # one graph template for every batch size
+            x = make(n)
+            _close(loaded(*x), model(*x))
+        wrong = ot.randn(2, 1, 9, 9, device=device)
+        with pytest.raises(RuntimeError, match=r"traced for arguments .*\(2, 1, 8, 8\)"):
+            loaded(wrong)
+
+
+def test_program_traced_in_training_mode_stays_specialized():
+    model, make = _model("net", "cpu")
+    model.train()
+    traced = ot.jit.trace(model, make(2), check_trace=False)
+    buf = io.BytesIO()
+    traced.save(buf)
     loaded = ot.jit.load(io.BytesIO(buf.getvalue()))
-    with ot.no_grad(), pytest.raises(RuntimeError, match=r"traced for arguments .*\(2, 1, 8, 8\)"):
-        loaded(make(4)[0])
+    with ot.no_grad(), pytest.raises(RuntimeError, match="in training mode"):
+        loaded(make(3)[0])
 
 
 def test_traced_function_and_state_follow_the_module(device):

@@ -19,6 +19,7 @@ data-dependent shape) is a clear error naming the construct and the user's line.
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -89,12 +90,10 @@ def rebuild(spec: Any, tensors: Iterator[Tensor]) -> Any:
 
 
 def _key(args: tuple, kwargs: dict, training: bool) -> str:
-    import json
     return json.dumps([spec_of(args), spec_of(kwargs), bool(training)], sort_keys=True)
 
 
 def _describe(key: str) -> str:
-    import json
     args, kwargs, training = json.loads(key)
 
     def show(s: Any) -> str:
@@ -218,6 +217,7 @@ class _Entry:
         return rebuild(self.out_spec, iter(outs))
 
     n_args = 0
+    example: tuple | None = None
 
 
 def capture(fn: Any, args: tuple, kwargs: dict, who: str) -> tuple[Any, _Entry]:
@@ -250,6 +250,7 @@ def capture(fn: Any, args: tuple, kwargs: dict, who: str) -> tuple[Any, _Entry]:
             consts[i.value.id] = np.asarray(a)
     entry = _Entry(graph, spec_of(result), consts)
     entry.n_args = len(_flat(args, []))
+    entry.example = (args, kwargs)      # for save's batch-generic template (torch keeps them too)
     return result, entry
 
 
@@ -286,9 +287,12 @@ class ScriptModule(Module):
                                "not require grad)")
         key = _key(args, kwargs, self.training)
         entry = self._entries.get(key)
+        if entry is None and self._python is None:
+            entry = self._from_template(key)
         if entry is None:
             if self._python is None:
-                known = "; ".join(_describe(k) for k in self._entries)
+                known = "; ".join(_describe(k) for k in self._entries
+                                  if k not in self._instantiated)
                 raise RuntimeError(f"omnitensor.jit: this program was traced for arguments "
                                    f"{known}, not {_describe(key)}; a loaded program holds "
                                    f"no Python code to trace again: trace and save it at "
@@ -299,6 +303,30 @@ class ScriptModule(Module):
         return entry.run(flat, self._tensor_of, device)
 
     _who = "omnitensor.jit.trace"
+    #: batch-generic templates of a loaded program (see _generic), and the keys made from them
+    _templates: list = []
+    _instantiated: set = set()
+
+    def _from_template(self, key: str) -> "_Entry | None":
+        from ..compiler.ir import Graph
+        from . import _generic
+        from ._program import validate
+        for t in self._templates:
+            n = _generic.solve(t["key"], key)
+            if n is None:
+                continue
+            graph = Graph.from_json(json.dumps(_generic.instantiate(t["graph"], n)))
+            validate(graph)
+            entry = _Entry(graph, _generic.instantiate(t["out_spec"], n), t["consts"])
+            entry.n_args = t["n_args"]
+            if len(self._instantiated) >= 16:        # keep a few sizes' plans
+                for k in list(self._instantiated)[:8]:
+                    self._entries.pop(k, None)
+                    self._instantiated.discard(k)
+            self._entries[key] = entry
+            self._instantiated.add(key)
+            return entry
+        return None
 
     @property
     def graph(self) -> str:
@@ -464,6 +492,8 @@ def loaded_module(entry: _Entry, weights: dict[str, tuple[str, Tensor]],
     root = ScriptModule()
     object.__setattr__(root, "_entries", {key: entry})
     object.__setattr__(root, "_python", None)
+    object.__setattr__(root, "_templates", [])
+    object.__setattr__(root, "_instantiated", set())
     for name, (kind, t) in weights.items():
         mod: Any = root
         *path, last = name.split(".")

@@ -58,10 +58,79 @@ def save(m: Any, f: Any, _extra_files: Any = None) -> None:
                 arrays[name] = e.consts[inp.value.id]
         entries.append({"key": key, "graph": json.loads(g.to_json()),
                         "out_spec": e.out_spec, "n_args": e.n_args, "consts": consts})
+    templates = []
+    for j, t in enumerate(_templates_of(m)):
+        names = {}
+        for vid, arr in t["consts"].items():
+            names[str(vid)] = f"__tconst__.{j}.{vid}"
+            arrays[names[str(vid)]] = arr
+        templates.append(dict(t, consts=names))
     meta = {"kind": "module" if isinstance(m, ScriptModule) else "function",
             "training": bool(getattr(m, "training", False)), "weights": weights,
-            "entries": entries}
+            "entries": entries, "templates": templates}
     _program.write(f, meta, arrays)
+
+
+def _resize(args: Any, kwargs: dict, b: int, n: int) -> tuple:
+    """The arguments with every tensor whose first axis is ``b`` long tiled to ``n``."""
+    from ..core.tensor import Tensor
+
+    def fn(t: Any) -> Any:
+        if isinstance(t, Tensor):
+            if t.ndim == 0 or t.shape[0] != b:
+                return t
+            arr = _host(t)
+            return asarray(np.array(np.take(arr, np.arange(n) % b, axis=0), order="C"),
+                           device=t.device)
+        if isinstance(t, tuple):
+            return tuple(fn(x) for x in t)
+        if isinstance(t, list):
+            return [fn(x) for x in t]
+        if isinstance(t, dict):
+            return {k: fn(v) for k, v in t.items()}
+        return t
+    return fn(args), fn(kwargs)
+
+
+def _templates_of(m: Any) -> list[dict]:
+    """Batch-generic templates (``_generic``) of ``m``'s captured signatures, made by
+    capturing it at two more batch sizes; none for a program that cannot be generalized
+    (it stays specialized), a module in training mode (a capture runs the model, which would
+    update its running statistics) or a loaded program (its templates are kept)."""
+    from . import _generic
+    from ._traced import _flat, _key, capture
+    if m._python is None:
+        return [dict(t, consts=dict(t["consts"])) for t in m._templates]
+    training = bool(getattr(m, "training", False))
+    if training:
+        return []
+    out = []
+    for key, e in list(m._entries.items()):
+        if e.example is None:
+            continue
+        args, kwargs = e.example
+        flat = _flat((args, kwargs), [])
+        if not flat or flat[0].ndim == 0:
+            continue
+        b = flat[0].shape[0]
+        sizes = [b, b + 3, b + 7] if b >= 2 else [2, 5, 9]
+        entries, keys = [], []
+        try:
+            for n in sizes:
+                if n == b:
+                    entries.append(e)
+                    keys.append(key)
+                    continue
+                a2, k2 = _resize(args, kwargs, b, n)
+                _, e2 = capture(m._python, a2, k2, "omnitensor.jit.save")
+                entries.append(e2)
+                keys.append(_key(a2, k2, training))
+            t = _generic.generalize(entries, keys, sizes)
+        except Exception:  # noqa: BLE001 - any failure: the program stays specialized
+            continue
+        t["consts"] = dict(entries[0].consts)
+        out.append(t)
+    return out
 
 
 def _target(map_location: Any, saved: str) -> Device:
@@ -133,4 +202,26 @@ def load(f: Any, map_location: Any = None, _extra_files: Any = None,
     first_key, first = next(iter(entries.items()))
     mod = loaded_module(first, weights, first_key, bool(meta.get("training", False)))
     mod._entries.update(entries)
+    mod._templates = _read_templates(meta.get("templates", []), arrays)
     return mod
+
+
+def _read_templates(raw: Any, arrays: dict) -> list[dict]:
+    """Templates, each checked by instantiating it once and validating that graph."""
+    from ..compiler.ir import Graph
+    from . import _generic
+    out = []
+    if not isinstance(raw, list):
+        raise ProgramError("omnitensor.jit.load: invalid program: templates")
+    for t in raw:
+        try:
+            consts = {int(vid): arrays[name] for vid, name in t["consts"].items()}
+            tmpl = {"key": t["key"], "graph": t["graph"], "out_spec": t["out_spec"],
+                    "n_args": int(t["n_args"]), "consts": consts}
+            graph = Graph.from_json(json.dumps(_generic.instantiate(tmpl["graph"], 2)))
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise ProgramError(f"omnitensor.jit.load: invalid program template ({e})") \
+                from None
+        _program.validate(graph)
+        out.append(tmpl)
+    return out

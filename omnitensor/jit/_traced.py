@@ -8,8 +8,9 @@ captured for (argument shapes, dtypes, device, non-tensor arguments, training fl
 * a traced module that still has its Python model captures again for a new signature (one
   graph per signature, as ``omnitensor.compile`` does), so it runs on other shapes with the
   control flow the example took, like torch's traced modules;
-* a loaded program (no Python code) runs only the signature it was saved with and says so
-  for any other.
+* a saved program (no Python code) runs every batch size when ``save`` could fit one graph
+  template over three batch sizes (see ``_generic``), else only the signatures it was saved
+  with, and says so for any other.
 
 Replay has no autograd: when gradients are wanted (grad mode on and a parameter or input
 requires grad) an in-session module runs its Python model eagerly instead, so training

@@ -289,6 +289,11 @@ class Tensor:
     # ---------------------------------------------------------------------- DLPack
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None,
                    dl_device: Any = None, copy: bool | None = None) -> Any:
+        if self._dtype.compute is not self._dtype:  # a widened array would pass as float32
+            raise BufferError(
+                f"DLPack export of {self._dtype.name} tensors is not supported (the array "
+                f"libraries omnitensor binds have no bfloat16 DLPack); export "
+                f"t.float() and convert back with .bfloat16() on the other side")
         data = self._data
         if not hasattr(data, "__dlpack__"):
             # declared in the backend contract; its default raises a clear BufferError

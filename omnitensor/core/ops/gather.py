@@ -16,6 +16,7 @@ from .indexing import _checked_indices, _scalar_of, getitem
 from .join import pad_constant, stack
 from .creation import tensor, zeros
 from .ternary import where
+from .storage_dtypes import round_widened
 
 # ------------------------------------------------------------- gather and scatter
 def _dim_indices(x_shape: tuple, dim: int, index: Tensor) -> tuple:
@@ -89,6 +90,8 @@ def _scatter(x: Tensor, dim: int, index: Tensor, src: Any, accumulate: bool,
             sd = be.broadcast_to(be.full((), _scalar_of(x, src), x._dtype.np, x._device.index),
                                  index.shape)
         be.scatter_nd(out._data, _dim_indices(x.shape, d, index), sd, accumulate)
+        if accumulate:
+            round_widened(out)
     if needs_grad(x, src):
         record("ScatterAddBackward0" if accumulate else "ScatterBackward0", _scatter_backward,
                out, (x, src if isinstance(src, Tensor) else None), (index,), dim=d,

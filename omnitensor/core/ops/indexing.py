@@ -24,6 +24,7 @@ from .creation import tensor, zeros
 from .elementwise import _PY_OF_KIND
 from .ternary import where
 from .inplace import apply_inplace
+from .storage_dtypes import round_widened
 
 
 # ------------------------------------------------------------------- key handling
@@ -326,6 +327,12 @@ def _scalar_of(x: Tensor, v: Any) -> Any:
 
 def _write(x: Tensor, key: _Key, value: Any, accumulate: bool = False) -> None:
     """The raw in-place write ``x[key] = value`` (or ``+=``), no autograd."""
+    _write_raw(x, key, value, accumulate)
+    if accumulate:
+        round_widened(x)
+
+
+def _write_raw(x: Tensor, key: _Key, value: Any, accumulate: bool) -> None:
     be = x._device.backend
     if not key.advanced:
         view = _basic_view(x, tuple(key.entries))

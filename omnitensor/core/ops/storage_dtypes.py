@@ -74,3 +74,14 @@ def via_compute(fn: F) -> F:
                **{k: _widen(v, d) for k, v in kwargs.items()})
         return _narrow(r, d)
     return call  # type: ignore[return-value]
+
+
+def round_widened(x: Tensor) -> None:
+    """Round ``x`` back onto its storage dtype's grid, in place, after an accumulating
+    write (``index_put_(accumulate=True)``, ``scatter_add``...) on a backend that holds the
+    dtype widened (bfloat16 as float32 on dpnp and CuPy: its adds ran in float32). Other
+    tensors are left alone: their backend rounded each add itself."""
+    d = x._dtype
+    if d.compute is not d and x._data.dtype != d.np:
+        be = x._device.backend
+        be.assign(x._data, be.astype(x._data, d.np))

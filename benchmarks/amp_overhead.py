@@ -9,6 +9,9 @@ SGD momentum, batch 64, cross entropy) on each device, per-step medians.
 * ``disabled vs plain``: in this process, the step run inside ``autocast(device_type,
   enabled=False)`` (entered every step, as ``autocast(enabled=use_amp)`` scripts do) against
   the plain step, interleaved.
+* ``checks``: how many autocast entry checks one step runs (counted by tracing the lines
+  that read ``state.active``) times the measured cost of one check, against the step: the
+  hooks' price without the noise of comparing processes.
 * ``enabled``: the step under autocast in the device's low dtype, for information (on cpu
   NumPy computes bfloat16/float16 by conversion, so it is slower, not faster).
 
@@ -60,6 +63,45 @@ def step_samples(fns: dict, n: int) -> dict[str, list[float]]:
             sync()
             out[k].append(time.perf_counter() - t0)
     return out
+
+
+def count_checks(step) -> int:
+    """Autocast entry checks one call of ``step`` runs: line events on source lines that
+    read the autocast flag."""
+    import linecache
+    hits = [0]
+    flag_lines: dict[tuple[str, int], bool] = {}
+
+    def is_check(filename: str, lineno: int) -> bool:
+        key = (filename, lineno)
+        v = flag_lines.get(key)
+        if v is None:
+            line = linecache.getline(filename, lineno)
+            v = flag_lines[key] = "_autocast.active" in line or "_state.active and" in line
+        return v
+
+    def tracer(frame, event, arg):
+        if event == "line" and is_check(frame.f_code.co_filename, frame.f_lineno):
+            hits[0] += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        step()
+    finally:
+        sys.settrace(None)
+    return hits[0]
+
+
+def check_cost() -> float:
+    """Seconds of one ``if state.active:`` on the thread-local autocast state."""
+    import timeit
+    from omnitensor.core.autocast_state import state as _autocast
+    n = 200000
+    body = min(timeit.repeat("if _autocast.active: pass", globals={"_autocast": _autocast},
+                             number=n, repeat=5))
+    empty = min(timeit.repeat("pass", number=n, repeat=5))
+    return max(body - empty, 0.0) / n
 
 
 def _p10(xs: list[float]) -> float:
@@ -163,6 +205,8 @@ def main() -> int:
                 if fn is not None:
                     fns[mode] = (fn, sync)
             t = step_samples(fns, args.steps)
+            checks = count_checks(fns["plain"][0])
+            cost = check_cost()
             p = {k: _p10(v) for k, v in t.items()}
             m = {k: statistics.median(v) for k, v in t.items()}
             print(f"{device:<9} plain step, hooks vs before: {fmt_time(before)} -> "
@@ -172,6 +216,9 @@ def main() -> int:
                   f"(medians {m['disabled'] / m['plain']:5.3f})"
                   + (f"; autocast {fns['enabled'][0].__name__} {fmt_time(p['enabled'])}"
                      if "enabled" in p else ""))
+            print(f"{'':<9} {checks} autocast checks per step x {cost * 1e9:.0f} ns = "
+                  f"{checks * cost * 1e6:.2f} us = {checks * cost / p['plain'] * 100:.3f}% "
+                  f"of the step")
     return 0
 
 

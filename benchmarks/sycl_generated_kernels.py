@@ -56,6 +56,7 @@ def main() -> int:
     q = be._queues[0]
     print(f"device: {q.sycl_device.name} ({q.sycl_device.backend})")
     launcher = sk.Launcher(q)
+    launcher.keep_alive = "events"  # arguments held until the kernel's event completes
     bare = sk.Launcher(q)  # dpnp's way of keeping arguments alive: a host task per kernel
     bare.keep_alive = "host_task"
     raw = sk.Launcher(q)

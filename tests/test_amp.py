@@ -441,6 +441,10 @@ def test_disabled_and_cuda_scalers():
     if not ot.devices("cuda"):
         with pytest.warns(UserWarning, match="CUDA is not available"):
             assert not ot.amp.GradScaler().is_enabled()
+        with pytest.warns(UserWarning, match="Disabling autocast"):
+            ac = ot.autocast("cuda")
+        with ac:
+            assert not ot.is_autocast_enabled("cuda") and not ot.is_autocast_enabled()
     from omnitensor.cuda.amp import GradScaler, autocast  # torch's deprecated spellings
     with pytest.warns(FutureWarning):
         GradScaler(enabled=False)

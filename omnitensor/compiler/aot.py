@@ -73,9 +73,11 @@ def capture_backward(rec: Recorder, outs: list[Tensor]) -> Split:
     return sp
 
 
-def split(graph: Graph, sp: Split, generators: dict[int, Any]) -> Graph:
+def split(graph: Graph, sp: Split, generators: dict[int, Any],
+          passes: Any = None) -> Graph:
     """Cut ``graph`` at ``sp.k``: return the forward graph (its outputs extended by the
-    values the backward reads) and plan the backward into ``sp.plan``."""
+    values the backward reads) and plan the backward into ``sp.plan`` (``passes`` as for
+    :func:`~omnitensor.compiler.replay.build_plan`)."""
     fwd_nodes, bwd_nodes = graph.nodes[:sp.k], graph.nodes[sp.k:]
     produced = {o.id for n in bwd_nodes for o in n.outputs}
     grads = {v.id for v in sp.grad_values}
@@ -103,7 +105,12 @@ def split(graph: Graph, sp: Split, generators: dict[int, Any]) -> Graph:
                 [Input(v, "grad", f"grad_outputs[{i}]") for i, v in enumerate(sp.grad_values)],
                 bwd_nodes, [r for r in sp.results if r is not None], [], graph.regions, {})
     gens = {i - sp.k: g for i, g in generators.items() if i >= sp.k}
-    sp.plan = replay.build_plan(bwd, generators=gens, passes=None)
+    try:
+        sp.plan = replay.build_plan(bwd, generators=gens, passes=passes)
+    except Exception:  # noqa: BLE001 - a planner pass failed: the unfused backward
+        if passes == ():
+            raise
+        sp.plan = replay.build_plan(bwd, generators=gens, passes=())
     return Graph(graph.device, graph.inputs, fwd_nodes, list(graph.outputs) + sp.saved,
                  graph.state_writes, graph.regions, graph.constants, graph.breaks,
                  graph.break_regions)

@@ -250,7 +250,8 @@ class CompiledFunction:
         planned = graph
         if sp is not None:
             try:
-                planned = aot.split(graph, sp, gens)
+                planned = aot.split(graph, sp, gens,
+                                    passes=() if config.fuse is False else None)
             except Exception as err:  # noqa: BLE001 - a backward we cannot plan: eager
                 e.reason = f"the captured backward cannot be planned ({err})"
                 return result

@@ -7,7 +7,7 @@ last member was; its other members go, and so do the view nodes whose only reade
 fused (their strides are folded into the kernel's loads). A kept view node that reads a
 fused value moves just after the launch that produces it.
 
-``OMNITENSOR_FUSION=0`` turns the pass off (every node replays as its primitive). The
+``OMNITENSOR_FUSION=0`` or ``omnitensor.compiler.config.fuse = False`` turns the pass off (every node replays as its primitive). The
 pass is conservative: if the rewritten step list would read a value before it exists,
 or the device has no fused-kernel launcher, it returns the steps unchanged.
 """
@@ -55,6 +55,9 @@ def _reads(node: Node) -> list[Value]:
 def fusion_pass(graph: Any, steps: list, device: Any) -> list:
     """Replace fusible groups of ``steps`` (all Nodes) by launches on ``device``."""
     if os.environ.get("OMNITENSOR_FUSION", "1").strip() == "0":
+        return steps
+    from ..api import config
+    if config.fuse is False:  # compiler.config.fuse = False: every plan replays unfused
         return steps
     if not steps or not all(isinstance(s, Node) for s in steps):
         return steps

@@ -275,6 +275,22 @@ def test_binary_ops_bitwise_as_torch(device, operands, op):
         _assert_same_bits(got, want)
 
 
+@pytest.mark.parametrize("mode", ["trunc", "floor"])
+def test_rounding_division_as_torch(device, operands, mode):
+    a, b = operands
+    # quotients just below an integer
+    a = torch.cat([a, torch.tensor([2.984375, -2.984375, 5.9375], dtype=torch.bfloat16)])
+    b = torch.cat([b, torch.tensor([1.0, 1.0, 2.0], dtype=torch.bfloat16) * 1.0078125])
+    got = ot.div(_ot(a, device), _ot(b, device), rounding_mode=mode)
+    assert got.dtype is BF
+    if mode == "trunc":  # torch truncates the rounded bfloat16 quotient, and so do we
+        _assert_same_bits(got, torch.div(a, b, rounding_mode=mode))
+    else:  # floor: computed in float32 and rounded once (torch's bfloat16 loop rounds its
+        # intermediates and is an integer off near integer quotients)
+        _assert_same_bits(got, torch.div(a.float(), b.float(), rounding_mode=mode).bfloat16())
+        _close(got, torch.div(a, b, rounding_mode=mode), 256)
+
+
 @pytest.mark.parametrize("op", ["neg", "abs", "sqrt", "floor", "ceil", "round", "trunc",
                                 "square", "reciprocal", "sign"])
 def test_exact_unary_ops_bitwise_as_torch(device, operands, op):

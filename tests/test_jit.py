@@ -225,8 +225,12 @@ def test_load_refuses_pickles_and_tampered_programs(tmp_path):
     def evil_dtype(meta):
         meta["entries"][0]["graph"]["inputs"][0][0]["$v"][2] = "object"
 
+    def evil_template(meta):
+        assert meta["templates"], "the batch-generic template is saved"
+        meta["templates"][0]["graph"]["nodes"][0][0] = "__class__"
+
     for edit, what in ((evil_op, "__class__"), (evil_kw, "keyword"),
-                       (evil_dtype, "malformed value")):
+                       (evil_dtype, "malformed value"), (evil_template, "__class__")):
         with pytest.raises(ot.jit.ProgramError, match=what):
             ot.jit.load(io.BytesIO(_rewrite(data, edit)))
     with pytest.raises(ot.jit.ProgramError, match="zip"):

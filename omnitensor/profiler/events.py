@@ -73,7 +73,10 @@ class FunctionEvent:
     def self_cpu_time_total(self) -> float:
         if not self.host_recorded:
             return 0.0
-        return max(0.0, self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children))
+        # in integer ns, so that a range holding only children has exactly 0 left
+        own = (self.end_ns - self.start_ns) - sum(c.end_ns - c.start_ns
+                                                  for c in self.cpu_children)
+        return max(0, own) / 1e3
 
     @property
     def device_time_total(self) -> float:
@@ -81,8 +84,8 @@ class FunctionEvent:
 
     @property
     def self_device_time_total(self) -> float:
-        return max(0.0, self.device_time_total
-                   - sum(c.device_time_total for c in self.cpu_children))
+        own = self.device_time_ns - sum(c.device_time_ns for c in self.cpu_children)
+        return max(0, own) / 1e3
 
     # torch's CUDA-named aliases, so scripts written for CUDA read the device figures
     cuda_time_total = property(lambda self: self.device_time_total)

@@ -227,7 +227,7 @@ def __getattr__(name: str) -> _Any:
     if name in _FROM_SPECIAL:
         from . import special
         return getattr(special, _FROM_SPECIAL[name])
-    if name == "compile":  # torch.compile: eager until capture lands (compiler.py)
+    if name == "compile":  # torch.compile: capture and replay (omnitensor/compiler/)
         from .compiler import compile
         return compile
     if name == "autocast" or name in _FROM_AMP:  # torch.autocast is torch.amp.autocast

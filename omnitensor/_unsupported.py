@@ -1,8 +1,8 @@
 """One place that says "not supported yet" for torch features omnitensor does not have.
 
-The placeholder packages (``jit``, ``amp``, ``profiler``, and ``onnx.export``; ``onnx.load``
-and ``utils.tensorboard`` are real) import cleanly, so scripts that merely import them run,
-and every call that would have to *do* the feature raises :class:`NotImplementedError`
+A torch name omnitensor does not implement (today ``onnx.dynamo_export``, torch's deprecated
+exporter; ``onnx.export`` is real) still imports cleanly, so scripts that merely import it
+run, and a call that would have to *do* the feature raises :class:`NotImplementedError`
 naming it, instead of pretending.
 """
 from __future__ import annotations

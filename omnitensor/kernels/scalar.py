@@ -222,3 +222,51 @@ def store(dtype: np.dtype | str, ptr: str, idx: str, val: str, d: Dialect = OPEN
         return f"{ptr}[{idx}] = {val}"
     t = _ct(dtype)
     return t.store(ptr, idx, f"({t.comp})({val})", d)
+
+
+def cast(src: np.dtype | str, dst: np.dtype | str, x: str,
+         d: Dialect = OPENCL_C) -> str | None:
+    """``x`` (in ``src``'s compute type) converted to ``dst``'s compute type as the eager
+    cast kernels convert (anything -> bool is ``!= 0``), or None where ``d`` does not render
+    the pair (numba: float16 and complex)."""
+    ts, td = _ct(src), _ct(dst)
+    if d is NUMBA:
+        if ts.half or td.half or "c" in (ts.kind, td.kind):
+            return None
+        if td.kind == "b":
+            return f"np.bool_(({x}) != 0)"
+        return f"np.{_np_name(_dt(td))}({x})"
+    e = ops.cast_expr(ts.kind, td.kind, td.c, td.comp, td.real, d.vec_ctor(td.c))
+    return _subst(e, ("x",), (x,))
+
+
+def where(cond: str, a: str, b: str, d: Dialect = OPENCL_C) -> str:
+    """``a`` where ``cond`` (a bool: 0/1 in C) is true, else ``b``."""
+    if d is NUMBA:
+        return f"(({a}) if ({cond}) else ({b}))"
+    return f"(({cond}) ? ({a}) : ({b}))"
+
+
+def literal(value: object, dtype: np.dtype | str, d: Dialect = OPENCL_C) -> str:
+    """The constant ``value`` of ``dtype`` as an expression in its compute type, exact:
+    ``value`` is converted to ``dtype`` first (float32 constants round to float32, as NumPy
+    converts a Python scalar operand)."""
+    t = _ct(dtype)
+    dt = _dt(t)
+    v = dt.type(value)
+    py = d is NUMBA
+    if t.kind == "b":
+        return ("True" if v else "False") if py else ("1" if v else "0")
+    if t.kind == "f":
+        f = float(v)
+        if f != f:
+            return f"np.{dt.name}(np.nan)" if py else "NAN"
+        if f in (float("inf"), float("-inf")):
+            s = "-" if f < 0 else ""
+            return f"{s}np.{dt.name}(np.inf)" if py else f"({s}INFINITY)"
+        if py:
+            return f"np.{dt.name}({f!r})"
+        return f"{f!r}f" if t.comp == "float" else f"(({t.comp}){f!r})"
+    if t.kind in "iu":
+        return f"np.{dt.name}({int(v)})" if py else f"(({t.comp}){int(v)})"
+    raise KeyError(f"no scalar literal for dtype {dt}")

@@ -224,7 +224,7 @@ def test_view_of_a_fused_value_read_outside_moves_after_the_launch():
         np.testing.assert_allclose(a_, b_, rtol=1e-6)
 
 
-def test_cuda_source_is_valid_cxx():
+def test_cuda_source_is_valid_cxx(tmp_path):
     """The CUDA C dialect compiles (syntax and types) as C++ with CUDA's names shimmed."""
     import shutil
     import subprocess
@@ -237,10 +237,18 @@ def test_cuda_source_is_valid_cxx():
     _res, g, _arrays = _trace(lambda x, b: (F.softmax(x * b, dim=1) > 0.1).float(), (x, b))
     groups, _, _ = plan(g)
     assert groups
-    shim = ("#include <cmath>\n#define __global__\nstruct D { long x; };\n"
-            "static D blockIdx, blockDim, threadIdx;\nusing std::isnan;\n")
+    # the kernels' CUDA prelude (omnitensor.kernels.scalar.prelude) includes cuda_fp16.h and
+    # defines half conversions and complex operators: declare what it uses
+    (tmp_path / "cuda_fp16.h").write_text("")
+    shim = ("#include <cmath>\n#define __global__\n#define __device__\nstruct D { long x; };\n"
+            "static D blockIdx, blockDim, threadIdx;\nusing std::isnan;\n"
+            "struct float2 { float x, y; };\nstruct double2 { double x, y; };\n"
+            "struct __half { unsigned short b; };\nfloat __half2float(__half);\n"
+            "__half __ushort_as_half(unsigned short);\n"
+            "unsigned short __half_as_ushort(__half);\n__half __float2half_rn(float);\n"
+            "float __int_as_float(int);\n")
     for p in groups:
         src = shim + render.c_source(coalesce(p.spec), "fused", "cuda")
-        r = subprocess.run([cxx, "-fsyntax-only", "-x", "c++", "-"], input=src, text=True,
-                           capture_output=True)
+        r = subprocess.run([cxx, "-fsyntax-only", "-x", "c++", "-I", str(tmp_path), "-"],
+                           input=src, text=True, capture_output=True)
         assert r.returncode == 0, r.stderr + src

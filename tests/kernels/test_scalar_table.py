@@ -87,3 +87,32 @@ def test_numba_expressions_match_the_numpy_backend(dtype):
                                            err_msg=op)
             else:
                 np.testing.assert_array_equal(got, want, err_msg=op)
+
+
+def test_casts_where_and_literals():
+    assert scalar.cast(np.float32, np.bool_, "v") == "((v) != 0)"
+    assert scalar.cast(np.int32, np.float64, "v") == "(double)(v)"
+    assert scalar.cast(np.complex64, np.float32, "v") == "(float)(v).x"
+    assert scalar.cast(np.float32, np.float64, "v", scalar.NUMBA) == "np.float64(v)"
+    assert scalar.cast(np.float16, np.float32, "v", scalar.NUMBA) is None
+    assert scalar.where("c", "a", "b") == "((c) ? (a) : (b))"
+    assert scalar.where("c", "a", "b", scalar.NUMBA) == "((a) if (c) else (b))"
+    assert scalar.literal(0.1, np.float32) == f"{float(np.float32(0.1))!r}f"
+    assert scalar.literal(0.1, np.float64) == "((double)0.1)"
+    assert scalar.literal(-np.inf, np.float32) == "(-INFINITY)"
+    assert scalar.literal(True, np.bool_, scalar.NUMBA) == "True"
+    assert scalar.literal(3, np.uint8, CUDA_C) == "((uchar)3)"
+
+
+def test_numba_casts_and_literals_match_numpy():
+    numba = pytest.importorskip("numba")
+    src = {"f32": scalar.literal(0.1, np.float32, scalar.NUMBA),
+           "nan": scalar.literal(np.nan, np.float64, scalar.NUMBA),
+           "b": scalar.cast(np.float32, np.bool_, "x", scalar.NUMBA),
+           "w": scalar.where("x > 0", "x", scalar.literal(-1, np.float32, scalar.NUMBA),
+                             scalar.NUMBA)}
+    ns: dict = {"np": np}
+    exec("def f(x):\n    return " + ", ".join(src.values()), ns)
+    got = numba.njit(ns["f"])(np.float32(-2.0))
+    assert got[0] == np.float32(0.1) and np.isnan(got[1]) and bool(got[2])
+    assert got[3] == np.float32(-1)

@@ -5,12 +5,17 @@ kernel walks the kept axes outside and the reduced axes inside, accumulates in a
 (float32 sums in double), then runs the epilogue once per kept position. Every argument is
 a flat C-contiguous array; a load's index is ``sum(i_d * stride_d)`` with the strides baked
 in as constants (the loop space and strides are fixed by the capture's guards).
+
+Every per-element expression (ops, casts, ``where``, constants, loads and stores, the
+prelude and helper functions) comes from :mod:`omnitensor.kernels.scalar`, the table the
+eager kernels use; this module only writes loops and reductions around them.
 """
 from __future__ import annotations
 
 from typing import Callable
 
-from . import table
+from ...kernels import scalar
+from ...kernels.dialect import DIALECTS, Dialect
 from .spec import KernelSpec, Load, Op, Reduce, c_strides
 
 
@@ -26,7 +31,7 @@ def _index(idx_vars: list[str], strides: tuple[int, ...] | list[int]) -> str:
 class _Body:
     """Shared bookkeeping: which temporaries and loads each phase defines."""
 
-    def __init__(self, spec: KernelSpec, dialect: str, generic: bool = False) -> None:
+    def __init__(self, spec: KernelSpec, dialect: Dialect, generic: bool = False) -> None:
         self.spec = spec
         self.d = dialect
         nd = len(spec.shape)
@@ -68,7 +73,7 @@ class _Body:
             return f"l{r[1]}"
         if r[0] == "t":
             return f"t{r[1]}"
-        return table.literal(self.d, r[1], dtype)
+        return scalar.literal(r[1], dtype, self.d)
 
     def load_index(self, ld: Load) -> str:
         if ld.phase == "e":
@@ -90,9 +95,7 @@ class _Body:
                 xs = []
                 for n, r in enumerate(st.operands):
                     xs.append(self.ref(r, "bool" if st.op == "where" and n == 0 else op_dtype))
-                e = table.render(self.d, st.op, xs, st.in_dtype, st.dtype,
-                                 table.ctype_of(st.in_dtype))
-                lines.append(decl(st.dtype, f"t{k}", e))
+                lines.append(decl(st.dtype, f"t{k}", _op_expr(st, xs, self.d)))
         idx = "ko" if phase == "e" else _index(self.ivars, self.full)
         for s in sp.stores:
             if s.phase == phase:
@@ -106,6 +109,44 @@ class _Body:
         return None
 
 
+def _op_expr(st: Op, xs: list[str], d: Dialect) -> str:
+    """The expression of fused op ``st`` over operand expressions ``xs`` in dialect ``d``."""
+    if st.op == "astype":
+        e = scalar.cast(st.in_dtype, st.dtype, xs[0], d)
+    elif st.op == "where":
+        e = scalar.where(xs[0], xs[1], xs[2], d)
+    else:
+        e = scalar.expr(st.op, st.in_dtype, xs, d)
+    if e is None:  # table.supports admits only what every dialect renders
+        raise ValueError(f"{st.op} on {st.in_dtype} has no {d.name} expression")
+    return e
+
+
+def _dialect(d: str | Dialect) -> Dialect:
+    return DIALECTS[d] if isinstance(d, str) else d
+
+
+def _dtypes(specs: list[KernelSpec]) -> list[str]:
+    """The operand dtypes of every op of ``specs``, in first-use order."""
+    out: dict[str, None] = {}
+    for sp in specs:
+        for st in sp.steps:
+            if isinstance(st, Op):
+                out.setdefault(st.in_dtype)
+                out.setdefault(st.dtype)
+    return list(out)
+
+
+def _helpers(specs: list[KernelSpec], d: Dialect) -> str:
+    """The helper functions the expressions of ``specs`` may call, each text once."""
+    texts: dict[str, None] = {}
+    for dt in _dtypes(specs):
+        h = scalar.helpers(dt, d)
+        if h:
+            texts.setdefault(h)
+    return "".join(texts)
+
+
 # --------------------------------------------------------------------- numba (Python)
 def python_source(spec: KernelSpec, name: str = "kernel") -> str:
     """A module defining ``name(a0, a1, ...)`` over flat NumPy arrays, for numba."""
@@ -116,17 +157,18 @@ def python_kernel(spec: KernelSpec, name: str = "kernel", generic: bool = True
                   ) -> tuple[str, tuple[int, ...]]:
     """(module source, integer arguments): ``name(a0, ..., p0, ...)`` over flat NumPy
     arrays for numba; ``generic`` passes sizes and strides as the integer arguments."""
-    b = _Body(spec, "py", generic)
+    b = _Body(spec, scalar.NUMBA, generic)
     args = ", ".join([f"a{i}" for i in range(spec.nargs)] + [p for p, _v in b.params])
-    out = ["import numpy as np", "from numba import njit", "",
-           "@njit(cache=True, error_model='numpy', fastmath=False, nogil=True)",
+    # NumPy semantics: no fast-math, division by zero gives inf/nan (error_model numpy)
+    out = [scalar.prelude(scalar.NUMBA) + _helpers([spec], scalar.NUMBA), "",
+           "@numba.njit(cache=True, error_model='numpy', fastmath=False, nogil=True)",
            f"def {name}({args}):"]
 
     def decl(dtype: str, v: str, e: str) -> str:
         return f"{v} = {e}"
 
     def load(ld: Load, idx: str) -> str:
-        return f"a{ld.arg}[{idx}]"
+        return scalar.load(ld.dtype, f"a{ld.arg}", idx, scalar.NUMBA)
 
     def store(arg: int, idx: str, v: str) -> str:
         return f"a{arg}[{idx}] = {v}"
@@ -170,28 +212,28 @@ def python_kernel(spec: KernelSpec, name: str = "kernel", generic: bool = True
 
 
 # ------------------------------------------------------------------- OpenCL C / CUDA C
-def c_program(specs: list[KernelSpec], dialect: str = "opencl") -> str:
+def c_program(specs: list[KernelSpec], dialect: str | Dialect = "opencl") -> str:
     """One program holding kernels ``fused0``, ``fused1``... for ``specs``: one build (a
     PoCL or Intel OpenCL build costs ~0.2 s whatever its size) for a whole plan."""
     parts = [c_source(sp, f"fused{i}", dialect, prelude=False) for i, sp in enumerate(specs)]
-    if dialect == "cuda":
-        pre = _CUDA_PRELUDE
-    else:
-        pre = "#pragma OPENCL FP_CONTRACT OFF\n"
-        if any("OPENCL EXTENSION" in _cl_prelude(sp) for sp in specs):
-            pre += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
-    return pre + "\n".join(parts)
+    return _c_head(specs, _dialect(dialect)) + "\n".join(parts)
 
 
-def c_source(spec: KernelSpec, name: str, dialect: str = "opencl",
+def _c_head(specs: list[KernelSpec], d: Dialect) -> str:
+    """The prelude (FP_CONTRACT OFF: NumPy rounds a*b+c twice; fp64) and the helpers."""
+    return scalar.prelude(d) + _helpers(specs, d)
+
+
+def c_source(spec: KernelSpec, name: str, dialect: str | Dialect = "opencl",
              prelude: bool = True) -> str:
     """One kernel ``name`` over flat buffers, one work-item per output position (kept
     position for a reduce kernel; a contiguous chunk of ``chunk`` positions for an
     elementwise one, as the OpenCL backend's own kernels, which PoCL vectorizes)."""
-    b = _Body(spec, "c")
-    cuda = dialect == "cuda"
+    d = _dialect(dialect)
+    b = _Body(spec, d)
+    cuda = d is DIALECTS["cuda"]
     g = "" if cuda else "__global "
-    types = _arg_types(spec)
+    types = _arg_types(spec, d)
     args = []
     for i in range(spec.nargs):
         const = "const " if i not in {s.arg for s in spec.stores} else ""
@@ -200,13 +242,16 @@ def c_source(spec: KernelSpec, name: str, dialect: str = "opencl",
     gid = "(long)(blockIdx.x * blockDim.x + threadIdx.x)" if cuda else "(long)get_global_id(0)"
 
     def decl(dtype: str, v: str, e: str) -> str:
-        return f"{table.ctype_of(dtype)} {v} = {e};"
+        return f"{scalar.compute_type(dtype, d)} {v} = {e};"
 
     def load(ld: Load, idx: str) -> str:
-        return f"a{ld.arg}[{idx}]"
+        return scalar.load(ld.dtype, f"a{ld.arg}", idx, d)
+
+    stored = {s.arg: s.dtype for s in spec.stores}
 
     def store(arg: int, idx: str, v: str) -> str:
-        return f"a{arg}[{idx}] = {v};"
+        st = scalar.store(stored[arg], f"a{arg}", idx, v, d)
+        return st if st.endswith(";") else st + ";"
 
     # element offsets of views into their buffers (CLArray.offset), applied once
     args += [f"long o{i}" for i in range(spec.nargs)]
@@ -235,7 +280,7 @@ def c_source(spec: KernelSpec, name: str, dialect: str = "opencl",
         lines.append("long r = ko;")
         for a in reversed(b.kept):
             lines.append(f"long i{a} = r % {b.dims[a]}; r /= {b.dims[a]};")
-        acc_t = "double" if r.op == "sum" else table.ctype_of(r.dtype)
+        acc_t = "double" if r.op == "sum" else scalar.compute_type(r.dtype, d)
         init = {"sum": "0", "max": "-INFINITY", "min": "INFINITY"}[r.op]
         lines.append(f"{acc_t} acc = {init};")
         depth = ""
@@ -252,36 +297,22 @@ def c_source(spec: KernelSpec, name: str, dialect: str = "opencl",
         for _a in b.red:
             depth = depth[:-2]
             lines.append(depth + "}")
-        lines.append(f"{table.ctype_of(r.dtype)} t{k} = ({table.ctype_of(r.dtype)})acc;")
+        ct = scalar.compute_type(r.dtype, d)
+        lines.append(f"{ct} t{k} = ({ct})acc;")
         lines += b.phase_lines("e", decl, load, store)
-    # CUDA: OpenCL's short type names; build with --fmad=false (no fma contraction)
-    pre = (_CUDA_PRELUDE if cuda else _cl_prelude(spec)) if prelude else ""
+    # CUDA: build with --fmad=false (no fma contraction; the prelude has the type names)
+    pre = _c_head([spec], d) if prelude else ""
     body = "\n  ".join(lines)
     return f"{pre}{head} {name}({', '.join(args)}) {{\n  {body}\n}}\n"
 
 
-_CUDA_PRELUDE = ("typedef unsigned char uchar; typedef unsigned short ushort; "
-                 "typedef unsigned int uint; typedef unsigned long ulong;\n")
-
-
-def _arg_types(spec: KernelSpec) -> list[str]:
+def _arg_types(spec: KernelSpec, d: Dialect) -> list[str]:
     types = ["uchar"] * spec.nargs
     for ld in spec.loads:
-        types[ld.arg] = table.ctype_of(ld.dtype)
+        types[ld.arg] = scalar.storage_type(ld.dtype, d)
     for s in spec.stores:
-        types[s.arg] = table.ctype_of(s.dtype)
+        types[s.arg] = scalar.storage_type(s.dtype, d)
     return types
-
-
-def _cl_prelude(spec: KernelSpec) -> str:
-    dts = {ld.dtype for ld in spec.loads} | {s.dtype for s in spec.stores}
-    for st in spec.steps:
-        dts.add(st.dtype)
-    # OpenCL C contracts a * b + c into an fma by default; NumPy rounds each op
-    pre = "#pragma OPENCL FP_CONTRACT OFF\n"
-    if "float64" in dts or spec.is_reduce:
-        pre += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
-    return pre
 
 
 def work_items(spec: KernelSpec) -> int:

@@ -44,7 +44,7 @@ class Kernel:
     @staticmethod
     def build_all(specs: list[KernelSpec], device: Any) -> list[Any]:
         """Handles for the kernels of ``specs``, all in one program (one build per plan)."""
-        src = render.c_program(specs, "opencl")
+        src = render.c_program(specs, "sycl")
         return [(src, f"fused{i}") for i in range(len(specs))]
 
     def __init__(self, spec: KernelSpec, n_inputs: int, fresh: list[tuple[tuple, str, bool]],

@@ -148,6 +148,10 @@ class SyclBackend(NamespaceBackend):
             fn = getattr(self, name, None)
             if getattr(fn, "binary_inplace_fn_", True) is None:
                 setattr(self, name, sycl_ops.out_may_alias_x1(fn))
+        for name in BINARY:  # integer array with a Python int: dpnp leaks (sycl_ops)
+            fn = getattr(self, name, None)
+            if fn is not None:
+                setattr(self, name, sycl_ops.int_scalar_as_array(fn))
         self._pools = [sycl_pool.DevicePool(q, sycl_pool.default_limit(d.global_mem_size))
                        for q, d in zip(self._queues, self._devices)]
         for i, p in enumerate(self._pools):

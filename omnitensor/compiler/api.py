@@ -230,7 +230,7 @@ class CompiledFunction:
             if type(o) is dict:
                 return (dict, [(k, tmpl(x)) for k, x in o.items()])
             found: list = []
-            capture._tensors_in(o, found)
+            capture.tensors_in(o, found)
             if found:
                 raise _NotGraph(f"the result holds tensors in a {type(o).__name__}")
             return ("C", o)
@@ -296,7 +296,7 @@ class CompiledFunction:
         """The result's tensors with an autograd history, when the call ran no backward
         itself (a compiled forward whose backward the caller runs)."""
         found: list = []
-        capture._tensors_in(result, found)
+        capture.tensors_in(result, found)
         known = {id(t) for t in d0.tensors.values()}
         rg = [t for t in dict.fromkeys(found) if t.grad_fn is not None and id(t) not in known]
         if not rg:

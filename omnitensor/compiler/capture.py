@@ -268,7 +268,7 @@ class Recorder:
         finally:
             self._region_stack.pop()
         res: list = []
-        _tensors_in(result, res)
+        tensors_in(result, res)
         outs = tuple(self.value_of(r._data) for r in res)
         self.regions[rid] = Region(rid, name, attrs, tuple(ins), outs, parent)
         return result
@@ -368,15 +368,20 @@ class recording:
         self.swapped.clear()
 
 
-def _tensors_in(obj: Any, out: list) -> None:
+def tensors_in(obj: Any, out: list | None = None) -> list:
+    """The tensors of a nest of tuples, lists and dict values, in order (appended to
+    ``out`` when given); the one flattening that capture, jit and onnx export share."""
+    if out is None:
+        out = []
     if isinstance(obj, Tensor):
         out.append(obj)
     elif isinstance(obj, (tuple, list)):
         for o in obj:
-            _tensors_in(o, out)
+            tensors_in(o, out)
     elif isinstance(obj, dict):
         for o in obj.values():
-            _tensors_in(o, out)
+            tensors_in(o, out)
+    return out
 
 
 def default_sources(fn: Any, args: tuple, kwargs: dict) -> dict[int, tuple[str, str, Tensor]]:
@@ -388,11 +393,11 @@ def default_sources(fn: Any, args: tuple, kwargs: dict) -> dict[int, tuple[str, 
         for n, b in fn.named_buffers():
             src.setdefault(id(b._data), ("buffer", n, b))
     ts: list = []
-    _tensors_in(args, ts)
+    tensors_in(args, ts)
     for i, t in enumerate(ts):
         src.setdefault(id(t._data), ("arg", f"args[{i}]", t))
     ts = []
-    _tensors_in(kwargs, ts)
+    tensors_in(kwargs, ts)
     for i, t in enumerate(ts):
         src.setdefault(id(t._data), ("arg", f"kwargs[{i}]", t))
     return src
@@ -401,7 +406,7 @@ def default_sources(fn: Any, args: tuple, kwargs: dict) -> dict[int, tuple[str, 
 def graph_device(args: tuple, kwargs: dict, fn: Any = None) -> str:
     """The device a call computes on: its first tensor argument's, else the module's."""
     ts: list = []
-    _tensors_in((args, kwargs), ts)
+    tensors_in((args, kwargs), ts)
     if not ts and hasattr(fn, "parameters"):
         ts = list(fn.parameters())[:1]
     if ts:
@@ -426,5 +431,5 @@ def trace(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = None, 
     with recording(rec):
         result = fn(*args, **kwargs)
     outs: list = []
-    _tensors_in(result, outs)
+    tensors_in(result, outs)
     return result, rec.graph([rec.value_of(t._data) for t in outs], [])

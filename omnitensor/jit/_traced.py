@@ -29,6 +29,7 @@ from ..core.device import device as as_device
 from ..core.dtypes import as_dtype
 from ..core.graph import is_grad_enabled, no_grad_ctx
 from ..core.tensor import Tensor, _make
+from ..compiler.capture import tensors_in as _flat
 from ..nn.module import Module
 from ..nn.parameter import Parameter
 
@@ -48,18 +49,6 @@ def is_tracing() -> bool:
 
 
 # ------------------------------------------------------------------------ structure
-def _flat(obj: Any, out: list) -> list:
-    if isinstance(obj, Tensor):
-        out.append(obj)
-    elif isinstance(obj, (tuple, list)):
-        for o in obj:
-            _flat(o, out)
-    elif isinstance(obj, dict):
-        for o in obj.values():
-            _flat(o, out)
-    return out
-
-
 def spec_of(obj: Any) -> Any:
     """A JSON-able description of a (nested) argument or result; tensors as their
     shape and dtype (a graph replays on any device), other leaves as their values."""

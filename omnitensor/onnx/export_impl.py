@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..core.tensor import Tensor
+from ..compiler.capture import tensors_in as _flat
 from ._builder import Builder
 from ._dynamic import dim_label, fit, materialize
 from ._emit import Emitter, Unmappable
@@ -67,18 +68,6 @@ def _write(proto: Any, f: Any) -> None:
 
 
 # ------------------------------------------------------------------------ arguments
-def _flat(obj: Any, out: list) -> list:
-    if isinstance(obj, Tensor):
-        out.append(obj)
-    elif isinstance(obj, (tuple, list)):
-        for o in obj:
-            _flat(o, out)
-    elif isinstance(obj, dict):
-        for o in obj.values():
-            _flat(o, out)
-    return out
-
-
 def _map(obj: Any, fn: Any) -> Any:
     if isinstance(obj, Tensor):
         return fn(obj)

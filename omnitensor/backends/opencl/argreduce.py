@@ -1,9 +1,8 @@
 """argmax / argmin along one axis (or the flattened array): first occurrence wins, a NaN
 counts as the extreme (torch), so the first NaN is the answer when there is one.
 
-One kernel per (op, dtype) reads either the input (value ``x[base + k*stride]``, index k)
-or the (value, index) partials of a split first pass; parts are combined in order with a
-strict comparison, which keeps "first occurrence" across parts.
+The kernels' design and source live in :mod:`omnitensor.kernels.argreduce` (rendered for the OpenCL C
+dialect); this module picks the kernel, sizes the launch and runs it.
 """
 from __future__ import annotations
 

@@ -1,29 +1,7 @@
 """Batched matmul: packed, register-blocked GEMM for float32/float64; a generic kernel else.
 
-Fast path (real floats), BLAS-style:
-
-1. pack A into row panels ``Ap[batch][ib][k][RM]`` and B into column panels
-   ``Bp[batch][jb][k][W]`` (zero-padded to whole tiles). The packing kernels read any
-   strides, so transposed, sliced or broadcast (stride-0 batch) operands need no other copy,
-   and the main loop then streams both panels contiguously. Without packing, a row-major B
-   with a power-of-two leading dimension maps every k to the same L1 set and the kernel runs
-   at a fraction of the speed;
-2. a work-item computes RM x W tiles of C (6 x 16 for float32: twelve 8-wide accumulators,
-   i.e. twelve AVX2 registers): per k, W/8 vector loads of B, RM broadcasts of A, RM*W/8
-   FMAs. Consecutive tiles of a work-item go down one column of tiles (the B panel stays in
-   cache).
-
-PoCL does not inline OpenCL builtins (``vload8``, ``fma``, ``min`` become calls), so the hot
-loop uses plain vector dereferences of an alignment-4 typedef and ``a * b + c`` with
-FP_CONTRACT on, which LLVM turns into ``vfmadd``.
-
-Integer, bool, complex and float16 matmuls, and float32/float64 ones of fewer than
-``_SMALL`` multiply-adds, use a generic strided kernel (4x4 tiles per work-item; integers
-wrap, float16 accumulates in float32). For float32/float64 it contracts ``acc + a * b``
-into an FMA like the fast path and sums k in the same order, so both paths give bitwise
-equal results (a product and the products of its slices agree exactly, as the Array API
-tests check). The two paths are separate programs: a first small matmul of a dtype compiles
-one kernel, not four (a cold PoCL build costs ~0.3 s per kernel).
+The kernels' design and source live in :mod:`omnitensor.kernels.gemm` (rendered for the OpenCL C
+dialect); this module picks the kernel, sizes the launch and runs it.
 """
 from __future__ import annotations
 

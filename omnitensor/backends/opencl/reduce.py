@@ -1,21 +1,7 @@
 """Axis reductions (sum, prod, max, min, any, all over any set of axes) and argmax/argmin.
 
-The input is viewed as M outputs x K reduced elements with arbitrary strides (kept and
-reduced axes are each coalesced; reduced axes are ordered smallest stride innermost). Two
-generic kernels per (op, dtype):
-
-* ``red_*`` ("inner"): a work-item reduces whole rows of K for a block of outputs, walking
-  the reduced elements row by row; a unit-stride run of floats is read 8 wide into vector
-  accumulators (PoCL does not reassociate float sums itself) in blocks whose sums are
-  Kahan-added to the total, so float32 sums stay accurate for millions of elements;
-* ``redo_*`` ("outer"): when the innermost kept axis is contiguous and every reduced axis
-  is strided (``x.sum(0)`` of a row-major matrix), a work-item owns 32 adjacent outputs and
-  streams the reduced rows through them, so memory is read in order.
-
-When there are few outputs and many elements (a full reduction), K is split into parts
-reduced in parallel into a partial array, which is then reduced again. float16 accumulates
-in float32. NaN propagates through max/min; argmax/argmin return the first extreme, a NaN
-counting as the extreme (torch).
+The kernels' design and source live in :mod:`omnitensor.kernels.reduce` (rendered for the OpenCL C
+dialect); this module picks the kernel, sizes the launch and runs it.
 """
 from __future__ import annotations
 

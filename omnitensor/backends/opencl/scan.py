@@ -1,11 +1,8 @@
 """Scans: cumsum/cumprod along an axis, and nonzero (a count pass, a host prefix, a write
 pass).
 
-A cumulative op treats the array as M rows of K along the axis (strided input, C-contiguous
-output). Many rows: a work-item scans whole rows sequentially. Few long rows: each row is
-split into parts; pass 1 computes every part's total, pass 2 rescans each part starting from
-the combination of the totals before it (an exclusive scan of at most a few dozen totals,
-done by each work-item itself), so both passes are parallel.
+The kernels' design and source live in :mod:`omnitensor.kernels.scan` (rendered for the OpenCL C
+dialect); this module picks the kernel, sizes the launch and runs it.
 """
 from __future__ import annotations
 

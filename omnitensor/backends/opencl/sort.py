@@ -1,12 +1,7 @@
 """Sorting along an axis (stable merge sort of (key, index) pairs) and searchsorted.
 
-The sorted axis is moved last and copied into contiguous rows. Pass 1: every work-item
-insertion-sorts a run of 32 keys (and writes the identity permutation). Then bottom-up
-merge passes double the run width, ping-ponging between two buffers; each work-item merges
-one pair of runs. Merges take from the left run on ties, so the sort is stable in both
-directions: descending order uses the reversed comparison, which keeps equal elements in
-their original order (what the NumPy backend returns). NaN sorts as larger than every number
-(last ascending, first descending). float16 keys are sorted as float32.
+The kernels' design and source live in :mod:`omnitensor.kernels.sort` (rendered for the OpenCL C
+dialect); this module picks the kernel, sizes the launch and runs it.
 """
 from __future__ import annotations
 

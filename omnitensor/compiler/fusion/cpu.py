@@ -20,6 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import render
+from .launcher import FusedLauncher
 from .spec import KernelSpec
 
 _LOCK = threading.Lock()
@@ -62,7 +63,7 @@ def compile_source(src: str) -> Callable[..., Any]:
         return fn
 
 
-class Kernel:
+class Kernel(FusedLauncher):
     """``kernel(*arrays) -> outputs`` for one fused group on NumPy arrays.
 
     ``arrays`` are the group's arguments (load bases, then in-place buffers); loads are
@@ -72,16 +73,10 @@ class Kernel:
     def __init__(self, spec: KernelSpec, n_inputs: int, fresh: list[tuple[tuple, str, bool]],
                  out_args: list[int], inplace_args: list[int],
                  fallback: Callable[..., Any], device: Any = None) -> None:
+        super().__init__(spec, n_inputs, fresh, out_args, inplace_args, fallback)
         self.spec = spec
         self.source, self.params = render.python_kernel(spec)
         self.fn = compile_source(self.source)
-        self.n_inputs = n_inputs
-        self.fresh = [(int(np.prod(s, dtype=np.int64)), s, np.dtype(dt), reuse)
-                      for s, dt, reuse in fresh]
-        self.bufs: list[Any] = [None] * len(fresh)
-        self.out_args = out_args
-        self.inplace_args = inplace_args
-        self.fallback = fallback
         self._warm(spec)
 
     def _warm(self, spec: KernelSpec) -> None:
@@ -108,14 +103,8 @@ class Kernel:
                 return self.fallback(*arrays)
         flat = [a.reshape(-1) for a in arrays]
         shaped = list(arrays)
-        for j, (n, shape, dt, reuse) in enumerate(self.fresh):
-            buf = self.bufs[j]
-            if buf is None:
-                buf = np.empty(n, dt)
-                if reuse:
-                    self.bufs[j] = buf
-            flat.append(buf)
-            shaped.append(buf.reshape(shape))
+        for buf in self.fresh_outputs(np.empty):
+            flat.append(buf.reshape(-1))
+            shaped.append(buf)
         self.fn(*flat, *self.params)
-        outs = [shaped[k] for k in self.out_args]
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        return self.results(shaped)

@@ -12,12 +12,13 @@ from typing import Any, Callable
 import numpy as np
 
 from . import render
+from .launcher import FusedLauncher
 from .spec import KernelSpec
 
 _BLOCK = 256
 
 
-class Kernel:
+class Kernel(FusedLauncher):
     """``kernel(*arrays) -> outputs`` for one fused group on CuPy arrays."""
 
     def __init__(self, spec: KernelSpec, n_inputs: int, fresh: list[tuple[tuple, str, bool]],
@@ -27,13 +28,7 @@ class Kernel:
         self.cupy = cupy
         self.source = render.c_source(spec, "fused", "cuda")
         self.k = cupy.RawKernel(self.source, "fused", options=("--fmad=false",))
-        self.nargs = spec.nargs
-        self.n_inputs = n_inputs
-        self.fresh = [(tuple(s), np.dtype(dt), reuse) for s, dt, reuse in fresh]
-        self.bufs: list[Any] = [None] * len(fresh)
-        self.out_args = out_args
-        self.inplace_args = inplace_args
-        self.fallback = fallback
+        super().__init__(spec, n_inputs, fresh, out_args, inplace_args, fallback)
         self.index = device.index
         if spec.is_reduce:
             n = render.work_items(spec)
@@ -51,14 +46,7 @@ class Kernel:
         arrs = [a if a.flags.c_contiguous else cp.ascontiguousarray(a)
                 for a in arrays[:self.n_inputs]] + list(arrays[self.n_inputs:])
         with cp.cuda.Device(self.index):
-            for j, (shape, dt, reuse) in enumerate(self.fresh):
-                buf = self.bufs[j]
-                if buf is None:
-                    buf = cp.empty(shape, dt)
-                    if reuse:
-                        self.bufs[j] = buf
-                arrs.append(buf)
+            arrs += self.fresh_outputs(cp.empty)
             offs = tuple(np.int64(0) for _ in arrs)  # CuPy arrays pass their data pointer
             self.k(self.grid, (_BLOCK,), tuple(arrs) + offs + self.extra)
-        outs = [arrs[i] for i in self.out_args]
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        return self.results(arrs)

@@ -18,12 +18,13 @@ from ...backends.opencl import launch as cl_launch
 from ...backends.opencl import program_cache
 from ...backends.opencl.array import CLArray, new
 from . import render
+from .launcher import FusedLauncher
 from .spec import KernelSpec
 
 _LONG = struct.Struct("=q")
 
 
-class Kernel:
+class Kernel(FusedLauncher):
     """``kernel(*arrays) -> outputs`` for one fused group on CLArrays (see cpu.Kernel)."""
 
     @staticmethod
@@ -46,13 +47,7 @@ class Kernel:
         _st, key, name, src = handle
         self.source = src
         self.k = program_cache.kernel(st, key, name, lambda: src, st.build_options)
-        self.nargs = spec.nargs
-        self.n_inputs = n_inputs
-        self.fresh = [(tuple(s), np.dtype(dt), reuse) for s, dt, reuse in fresh]
-        self.bufs: list[Any] = [None] * len(fresh)
-        self.out_args = out_args
-        self.inplace_args = inplace_args
-        self.fallback = fallback
+        super().__init__(spec, n_inputs, fresh, out_args, inplace_args, fallback)
         self.reduce = spec.is_reduce
         n = render.work_items(spec) if spec.is_reduce else int(np.prod(spec.shape,
                                                                          dtype=np.int64))
@@ -79,13 +74,7 @@ class Kernel:
             if not a.contig:
                 arrs[i] = self.backend.contiguous(a)
         st = self.st
-        for j, (shape, dt, reuse) in enumerate(self.fresh):
-            buf = self.bufs[j]
-            if buf is None:
-                buf = new(st, shape, dt)
-                if reuse:
-                    self.bufs[j] = buf
-            arrs.append(buf)
+        arrs += self.fresh_outputs(lambda shape, dt: new(st, shape, dt))
         k = self.k
         mem: list[Any] = []
         for i, a in enumerate(arrs):
@@ -100,8 +89,7 @@ class Kernel:
             cl_launch.set_bytes(k, tuple(pairs) + self.extra)
             self.last_offs = offs
         cl_launch.run(st.queue, k, self.gsize, self.lsize)
-        outs = [arrs[i] for i in self.out_args]
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        return self.results(arrs)
 
 
 __all__ = ["Kernel", "CLArray"]

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import render
+from .launcher import FusedLauncher
 from .spec import KernelSpec
 
 _PROGRAMS: dict[tuple, Any] = {}
@@ -38,7 +39,7 @@ def _kernel(queue: Any, source: str, name: str = "fused") -> Any:
     return prog.get_sycl_kernel(name)
 
 
-class Kernel:
+class Kernel(FusedLauncher):
     """``kernel(*arrays) -> outputs`` for one fused group on dpnp arrays."""
 
     @staticmethod
@@ -60,13 +61,7 @@ class Kernel:
             handle = self.build_all([spec], device)[0]
         self.source, name = handle
         self.k = _kernel(self.queue, self.source, name)
-        self.nargs = spec.nargs
-        self.n_inputs = n_inputs
-        self.fresh = [(tuple(s), np.dtype(dt), reuse) for s, dt, reuse in fresh]
-        self.bufs: list[Any] = [None] * len(fresh)
-        self.out_args = out_args
-        self.inplace_args = inplace_args
-        self.fallback = fallback
+        super().__init__(spec, n_inputs, fresh, out_args, inplace_args, fallback)
         if spec.is_reduce:
             self.gsize = [render.work_items(spec)]
             self.extra: list[Any] = []
@@ -84,13 +79,8 @@ class Kernel:
         for i in range(self.n_inputs):
             if not arrs[i].flags.c_contiguous:
                 arrs[i] = self.backend.contiguous(arrs[i])
-        for j, (shape, dt, reuse) in enumerate(self.fresh):
-            buf = self.bufs[j]
-            if buf is None:
-                buf = self.backend.empty(shape, dt, self.index)
-                if reuse:
-                    self.bufs[j] = buf
-            arrs.append(buf)
+        be, index = self.backend, self.index
+        arrs += self.fresh_outputs(lambda shape, dt: be.empty(shape, dt, index))
         mem = []
         offs = []
         for a in arrs:
@@ -102,5 +92,4 @@ class Kernel:
         ev = self.queue.submit(self.k, mem + offs + self.extra, self.gsize, None,
                                order.submitted_events)
         order.add_event_pair(ev, ev)
-        outs = [arrs[i] for i in self.out_args]
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        return self.results(arrs)

@@ -69,9 +69,19 @@ def _xfails() -> dict[str, list[tuple[str, str]]]:
     return table
 
 
+#: Directories whose ``slow`` tests (thousands of fuzz cases, 20k-step soaks) run only when
+#: asked for with ``-m slow``; CI runs their bounded slices.
+_SLOW_ONLY_ON_REQUEST = ("/fuzz/", "/soak/")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     table = _xfails()
+    skip_slow = None if "slow" in (config.getoption("-m") or "") else \
+        pytest.mark.skip(reason="slow: run with -m slow")
     for item in items:
+        if skip_slow is not None and "slow" in item.keywords and any(
+                d in str(item.fspath).replace("\\", "/") for d in _SLOW_ONLY_ON_REQUEST):
+            item.add_marker(skip_slow)
         callspec = getattr(item, "callspec", None)
         dev = callspec.params.get("device") if callspec else None
         if dev is None:

@@ -30,9 +30,9 @@ from typing import Any, Callable
 from ..core import autocast_state as _autocast
 from ..core import capture_hooks
 from ..core.tensor import Tensor, _make
-from . import aot, capture, replay
+from . import aot, capture, replay, segments
 from .guards import Discovery, discover
-from .ir import Graph
+from .ir import Graph, state_writes
 
 __all__ = ["compile", "CompiledFunction", "CompiledModule", "config", "disable",
            "is_compiling", "reset", "allow_in_graph", "assume_constant_result"]
@@ -52,6 +52,10 @@ class _Config:
     #: (and ``fusion.fuse`` when True, or when None and ``fusion.ENABLED``); read when a
     #: call is captured
     fuse: bool | None = None
+    #: graph breaks: None (default) splits a call into compiled segments and keeps them
+    #: when they measure faster than eager for that key (``compiler/segments.py``); True
+    #: always splits; False runs such calls eagerly
+    segments: bool | None = None
 
 
 config = _Config()
@@ -78,6 +82,7 @@ class _Entry:
         self.aot_outs: list[int] = []
         self.aot_inputs: list[str] = []
         self.n_extra = 0
+        self.segments: segments.SegmentedCall | None = None   # a call with graph breaks
 
 
 class CompiledFunction:
@@ -92,6 +97,10 @@ class CompiledFunction:
         self.traces = 0
         self._limit_warned = False
         self._warned: set[str] = set()
+        self._last_segmented: segments.SegmentedCall | None = None
+        self._speculation_misses = 0
+        self._segmented_calls = 0     # calls the last segmented capture served unguarded
+        self._retraced: set[Any] = set()
         functools.update_wrapper(self, fn, updated=())   # type: ignore[arg-type]
         _ALL.add(self)
 
@@ -100,6 +109,19 @@ class CompiledFunction:
         fn = self._fn
         if not config.enabled or capture_hooks.active() is not None:
             return fn(*args, **kwargs)   # nested in an outer capture: part of its graph
+        sc = self._last_segmented
+        if sc is not None and self._speculation_misses < 4:
+            # a segmented replay needs no guards (it checks every primitive against the
+            # capture as the Python runs): the last one that served goes first
+            before = sc.divergences
+            result = sc(fn, args, kwargs, config.segments)
+            if sc.divergences == before:
+                self._segmented_calls += 1
+                return result
+            sc.divergences = before   # it finished eagerly; the next call looks up its key
+            self._speculation_misses += 1
+            self._last_segmented = None
+            return result
         d = discover(fn, args, kwargs)
         try:
             key = tuple(d.key)
@@ -107,8 +129,10 @@ class CompiledFunction:
         except TypeError:   # an unhashable argument
             return self._eager("an argument that cannot be guarded (unhashable)", fn,
                                args, kwargs)
+        if entry is not None and entry.segments is not None:
+            return self._segmented(entry, key, args, kwargs)
         if entry is not None and entry.reason is not None:
-            result = fn(*args, **kwargs)   # this key breaks the graph: eager
+            result = fn(*args, **kwargs)   # this key cannot be replayed: eager
             return result
         if entry is not None:
             return self._replay(entry, d)
@@ -132,8 +156,40 @@ class CompiledFunction:
             tag = tag.split(" (")[0]    # the same Python value with other contents
         if tag is not None and tag not in self._warned:   # once per kind of break
             self._warned.add(tag)
-            warnings.warn(f"omnitensor.compile: graph break: {entry.reason}; calls like this "
-                          f"one run eagerly", UserWarning, stacklevel=2)
+            if entry.segments is not None:
+                n = len(entry.segments.segments)
+                warnings.warn(f"omnitensor.compile: graph break: {entry.reason}; calls like "
+                              f"this one run as {n} segments, the device work of each "
+                              f"replayed compiled, the Python between them eagerly",
+                              UserWarning, stacklevel=2)
+            else:
+                warnings.warn(f"omnitensor.compile: graph break: {entry.reason}; calls like "
+                              f"this one run eagerly", UserWarning, stacklevel=2)
+        return result
+
+    def _segmented(self, e: _Entry, key: Any, args: tuple, kwargs: dict) -> Any:
+        sc = e.segments
+        assert sc is not None
+        before = sc.divergences
+        result = sc(self._fn, args, kwargs, config.segments)
+        e.replays += 1
+        if sc.divergences == before:
+            self._last_segmented = sc
+            return result
+        if key not in self._retraced:
+            # the capture may have filled caches (a class range, autocast casts) that later
+            # calls read instead of recomputing: capture again once
+            self._retraced.add(key)
+            del self._cache[key]
+            if self._last_segmented is sc:
+                self._last_segmented = None
+        else:   # this key's path depends on data: eager from now on
+            e.segments = None
+            e.reason = f"the call takes another path after its graph breaks ({sc.diverged_at})"
+            if e.reason not in self._warned:
+                self._warned.add(e.reason)
+                warnings.warn(f"omnitensor.compile: {e.reason}; calls like this one run "
+                              f"eagerly", UserWarning, stacklevel=3)
         return result
 
     def _eager(self, why: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
@@ -157,6 +213,8 @@ class CompiledFunction:
         sp = None
         with capture.recording(rec):
             result = fn(*args, **kwargs)
+            # what the program still holds at the end (a segmented replay copies it out)
+            live_end = rec.live_values() if rec.breaks else frozenset()
             rg = self._outputs_needing_backward(result, d0, start_slots, start_versions)
             if rg and not rec.breaks:
                 try:
@@ -168,6 +226,13 @@ class CompiledFunction:
         why = self._why_not(rec, d0, d1)
         if why is not None:
             e.reason = why
+            if rec.breaks and config.segments is not False:
+                try:
+                    e.segments = segments.SegmentedCall(
+                        rec, live_end, _fuser(), () if config.fuse is False else None)
+                    self._last_segmented = e.segments
+                except segments.NotSegmentable as err:
+                    e.reason = f"{why} (and it cannot be split there: {err})"
             return result
         values = rec.values
         extra: list = []
@@ -244,7 +309,7 @@ class CompiledFunction:
                         "function, with respect to nothing the capture can see")
             return result
         # outputs: the result's tensors, then what the call stored in Python slots
-        graph = rec.graph(outs + extra, _state_writes(rec))
+        graph = rec.graph(outs + extra, state_writes([i.value for i in rec.inputs], rec.nodes))
         graph.input_arrays = {}   # (trace() keeps them for exporters; a cache must not)
         gens = {i: g for i, g in rec.random_gens.items()}
         planned = graph
@@ -372,7 +437,8 @@ class CompiledFunction:
         es = list(self._cache.values())
         return {"traces": self.traces, "entries": len(es),
                 "replayable": sum(e.reason is None for e in es),
-                "replays": sum(e.replays for e in es),
+                "segmented": sum(e.segments is not None for e in es),
+                "replays": sum(e.replays for e in es) + self._segmented_calls,
                 "breaks": [e.reason for e in es if e.reason is not None]}
 
     def _reset(self) -> None:
@@ -380,23 +446,14 @@ class CompiledFunction:
         self.traces = 0
         self._limit_warned = False
         self._warned.clear()
+        self._last_segmented = None
+        self._speculation_misses = 0
+        self._segmented_calls = 0
+        self._retraced.clear()
 
 
 class _NotGraph(Exception):
     pass
-
-
-def _state_writes(rec: capture.Recorder) -> list:
-    """(input Value, its final Value) for every input buffer the graph writes into."""
-    root: dict[int, Any] = {i.value.id: i.value for i in rec.inputs}
-    final: dict[int, Any] = {}
-    for n in rec.nodes:
-        if n.inplace_of is not None and n.inplace_of.id in root:
-            r = root[n.inplace_of.id]
-            for o in n.outputs:
-                root[o.id] = r
-                final[r.id] = o
-    return [(root[k], v) for k, v in final.items()]
 
 
 def _fuser() -> Callable[[Graph], Graph] | None:

@@ -97,7 +97,7 @@ class _Proxy:
             why = _BREAKS[name]
 
             def broken(*args: Any, **kwargs: Any) -> Any:
-                rec.host_read(why)
+                rec.host_read(why, resumable=True)
                 return attr(*args, **kwargs)
             broken.__name__ = name
             w: Any = broken
@@ -138,6 +138,12 @@ class Recorder:
         self.break_regions: list[int | None] = []   # innermost region of each break
         self.random_gens: dict[int, Any] = {}  # node index -> Generator of a random_bits
         self._pending_gen: Any = None
+        # for segmented replay (segments.py): where each break fell (node count), whether
+        # the code after it may be deferred again (a host read) or runs eagerly until the
+        # next break (a host computation core announced), and which values the Python
+        # program still held there; the result kind of each node (kinds_of_result)
+        self.flush_points: list[tuple[int, bool, frozenset[int]]] = []
+        self.result_kinds: dict[int, Any] = {}
         self._region_stack: list[int] = []
         self._next = 0
         self._inner = 0                         # >0 while running the recorder's own reads
@@ -226,6 +232,7 @@ class Recorder:
                 outs = (self._fresh(result),)
             else:
                 raise TypeError(f"capture: primitive {op} returned {type(result).__name__}")
+            self.result_kinds[len(self.nodes)] = _result_kind(result, args, kwargs)
             if gen is not None:
                 self.random_gens[len(self.nodes)] = gen
                 enc_kwargs = dict(enc_kwargs, generator=(
@@ -273,8 +280,11 @@ class Recorder:
         self.regions[rid] = Region(rid, name, attrs, tuple(ins), outs, parent)
         return result
 
-    def host_read(self, what: str) -> None:
-        """A break: the call did something a graph cannot replay."""
+    def host_read(self, what: str, resumable: bool = False) -> None:
+        """A break: the call did something a graph cannot replay. ``resumable``: a host
+        read through the backend, after which a segmented replay defers device work
+        again; otherwise (a host computation, a disabled function) the code after the
+        break runs eagerly until the next break."""
         if self._inner or self._other_thread():
             return
         where = user_location()
@@ -285,10 +295,31 @@ class Recorder:
                               f"fullgraph=False to split there.")
         self.breaks.append(msg)
         self.break_regions.append(self._region_stack[-1] if self._region_stack else None)
+        self.flush_points.append((len(self.nodes), resumable, self.live_values()))
+
+    def live_values(self) -> frozenset[int]:
+        """The Values (latest of each array) of the arrays the call produced that something
+        besides the recorder still references now: what code after this point can reach
+        (a segmented replay materializes exactly these at a break)."""
+        inputs = {id(a) for a in self.input_arrays}
+        counts: dict[int, int] = {}
+        first: dict[int, Any] = {}
+        for a in self.alive:
+            i = id(a)
+            counts[i] = counts.get(i, 0) + 1
+            first.setdefault(i, a)
+        live = set()
+        getrefcount = sys.getrefcount
+        for a in first.values():   # (not .items(): its result tuple holds a reference)
+            i = id(a)
+            # references: the recorder's own (counts), ``first``, ``a`` and the argument
+            if i not in inputs and getrefcount(a) > counts[i] + 3:
+                live.add(self.values[i].id)
+        return frozenset(live)
 
     def host_compute(self, what: str) -> None:
         """Core announces a computation it runs on the host, invisible to the backend."""
-        self.host_read(what)
+        self.host_read(what, resumable=False)
 
     def random_draw(self, generator: Any) -> None:
         """The next ``random_bits`` draws from ``generator``: replay draws again from it."""
@@ -318,6 +349,24 @@ class Recorder:
                   list(self.break_regions))
         g.input_arrays = {i.value.id: a for i, a in zip(self.inputs, self.input_arrays)}
         return g
+
+
+def _result_kind(result: Any, args: tuple, kwargs: dict) -> Any:
+    """How a primitive answered: None, ``"out"`` (its ``out=`` array), ``"tuple"`` or
+    ``"list"`` of new arrays, ``"one"`` new array, or the int position of the argument it
+    returned itself (``contiguous`` of a contiguous array)."""
+    if result is None:
+        return None
+    if result is kwargs.get("out"):
+        return "out"
+    if isinstance(result, tuple):
+        return "tuple"
+    if isinstance(result, list):
+        return "list"
+    for k, a in enumerate(args):
+        if a is result:
+            return k
+    return "one"
 
 
 def _jsonable(v: Any) -> Any:

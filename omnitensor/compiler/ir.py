@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Value", "Node", "Region", "Input", "Graph", "DTypeName", "VIEW_OPS",
-           "INPLACE_OPS", "IR_OPS"]
+           "INPLACE_OPS", "IR_OPS", "state_writes"]
 
 #: Primitives whose result may be a view of their first operand.
 VIEW_OPS = frozenset(("reshape", "permute", "broadcast_to", "index", "flip", "diagonal",
@@ -226,3 +226,16 @@ def _decode(d: dict) -> Graph:
         breaks=list(d.get("breaks", [])),
         break_regions=list(d.get("break_regions", [])),
     )
+
+
+def state_writes(inputs: list[Value], nodes: list[Node]) -> list[tuple[Value, Value]]:
+    """(input Value, its final Value) for every input buffer ``nodes`` write into."""
+    root: dict[int, Value] = {v.id: v for v in inputs}
+    final: dict[int, Value] = {}
+    for n in nodes:
+        if n.inplace_of is not None and n.inplace_of.id in root:
+            r = root[n.inplace_of.id]
+            for o in n.outputs:
+                root[o.id] = r
+                final[r.id] = o
+    return [(root[k], v) for k, v in final.items()]

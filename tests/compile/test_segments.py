@@ -1,0 +1,316 @@
+"""Graph breaks split a compiled call into segments (compiler/segments.py): the Python runs,
+the device work between breaks replays as compiled plans. Every case compares with the same
+program run eagerly, over enough calls that replays (not only the capture) are checked."""
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+
+import omnitensor as ot
+from omnitensor import compiler, nn
+from omnitensor.nn import functional as F
+
+
+@pytest.fixture(autouse=True)
+def always_segments():
+    """Segments even where eager measures faster (the default policy picks per key)."""
+    old = compiler.config.segments
+    compiler.config.segments = True
+    yield
+    compiler.config.segments = old
+
+
+@pytest.fixture(params=[True, False], ids=["fused", "unfused"])
+def fuse(request):
+    old = compiler.config.fuse
+    compiler.config.fuse = None if request.param else False
+    yield request.param
+    compiler.config.fuse = old
+
+
+def _quiet():
+    w = warnings.catch_warnings()
+    w.__enter__()
+    warnings.simplefilter("ignore")
+    return w
+
+
+def _close(a, b, exact):
+    a, b = np.asarray(a.tolist()), np.asarray(b.tolist())
+    if exact:
+        np.testing.assert_array_equal(a, b)
+    else:
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
+
+
+def _busiest(cf):
+    """The segmented capture that served most calls (the first capture of a call that
+    fills a cache, such as cross_entropy's class range, is replaced by a second one)."""
+    scs = [e.segments for e in cf._cache.values() if e.segments is not None]
+    assert scs, cf.cache_info()
+    return max(scs, key=lambda sc: sc.calls)
+
+
+def _mlp(device):
+    ot.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3)).to(device)
+
+
+def test_item_before_backward_replays_in_segments(device, fuse):
+    """The common case: logging ``loss.item()`` inside the step."""
+    net = _mlp(device)
+    ref = copy.deepcopy(net)
+
+    def make_step(model, log):
+        opt = ot.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            log.append(loss.item())          # a graph break between forward and backward
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+    log_c, log_e = [], []
+    step_c = ot.compile(make_step(net, log_c))
+    step_e = make_step(ref, log_e)
+    ot.manual_seed(1)
+    x = ot.randn(32, 8, device=device)
+    y = ot.randint(0, 3, (32,), device=device)
+    w = _quiet()
+    try:
+        for _ in range(8):
+            lc = step_c(x, y)
+            le = step_e(x, y)
+            _close(lc, le, exact=not fuse)
+    finally:
+        w.__exit__(None, None, None)
+    np.testing.assert_allclose(log_c, log_e, rtol=2e-5)
+    for pc, pe in zip(net.parameters(), ref.parameters()):
+        _close(pc, pe, exact=not fuse)
+        _close(pc.grad, pe.grad, exact=not fuse)
+    info = step_c.cache_info()
+    assert info["segmented"] >= 1 and info["replays"] >= 4, info
+    assert info["replayable"] == 0
+    sc = _busiest(step_c)
+    assert sc.compiled_segments == 2 and sc.calls >= 4 and sc.divergences == 0
+
+
+def test_branch_on_a_host_value_takes_the_right_path(device, fuse):
+    """Data-dependent Python after a break: the replay notices the other path and finishes
+    eagerly; results are never stale."""
+    def f(x):
+        y = x * 2
+        if y.sum().item() > 10:
+            return (y + 1).exp()
+        return (y - 1).sin()
+    cf = ot.compile(f)
+    small, big = ot.ones(4, device=device), ot.full((4,), 5.0, device=device)
+    w = _quiet()
+    try:
+        for x in [small, small, small, big, small, big, big, small]:
+            _close(cf(x), f(x), exact=not fuse)
+    finally:
+        w.__exit__(None, None, None)
+
+
+def test_segments_replay_fused_kernels(device):
+    """Both sides of a logging break hold elementwise chains: each side replays as a plan."""
+    log: list = []
+
+    def f(x):
+        a = (x * 3 + 1).tanh() * 2 - x
+        log.append(float(a.sum()))           # break
+        return (a * 0.5).sigmoid() + a.exp() * 0.5
+    cf = ot.compile(f)
+    x = ot.linspace(-1, 1, 64, device=device).reshape(8, 8)
+    w = _quiet()
+    try:
+        for _ in range(4):
+            _close(cf(x), f(x), exact=False)
+    finally:
+        w.__exit__(None, None, None)
+    np.testing.assert_allclose(log[0::2], log[1::2], rtol=1e-5)
+    sc = _busiest(cf)
+    assert sc.compiled_segments == 2 and sc.calls >= 2 and sc.divergences == 0
+
+
+def test_a_number_read_at_a_break_scales_the_next_ops(device, fuse):
+    """The host value feeds the next segment's scalars (it differs between calls, and by an
+    ulp between fused and eager sums): that segment runs eagerly, the call never
+    diverges, results are right."""
+    def f(x):
+        a = (x * 3 + 1).tanh() * 2 - x
+        s = float(a.sum())                   # break
+        return (a * s).sigmoid() + a.exp() * 0.5
+    cf = ot.compile(f)
+    w = _quiet()
+    try:
+        for k in [1.0, 1.0, 2.0, 3.0, 1.0]:
+            x = ot.linspace(-k, k, 64, device=device).reshape(8, 8)
+            _close(cf(x), f(x), exact=False)
+    finally:
+        w.__exit__(None, None, None)
+    sc = _busiest(cf)
+    assert sc.divergences == 0 and sc.calls >= 3
+
+
+def test_views_and_in_place_writes_across_a_break(device, fuse):
+    def f(x):
+        base = x * 1.0
+        v = base.view(2, 8)[1]               # a view held across the break
+        m = v.max().item()                   # break
+        v.add_(m)                            # writes through the view into base
+        base.mul_(2)
+        return base, v
+    cf = ot.compile(f)
+    x = ot.arange(16.0, device=device)
+    w = _quiet()
+    try:
+        for _ in range(4):
+            (b1, v1), (b2, v2) = cf(x), f(x)
+            _close(b1, b2, exact=True)
+            _close(v1, v2, exact=True)
+            v1.add_(1)                       # still a view of the returned base
+            assert b1[8].item() == v1[0].item()
+    finally:
+        w.__exit__(None, None, None)
+
+
+def test_data_dependent_shape_between_segments(device):
+    def f(x):
+        y = x * 2 - 1
+        pos = y[y > 0]                       # nonzero: a data-dependent shape
+        return pos.sum() + y.mean()
+    cf = ot.compile(f)
+    w = _quiet()
+    try:
+        for k in [3, 3, 5, 3, 7, 7]:
+            x = ot.arange(10.0, device=device) / k
+            _close(cf(x), f(x), exact=False)
+    finally:
+        w.__exit__(None, None, None)
+
+
+def test_random_draws_and_host_randn_segments(device, fuse):
+    """Dropout draws fresh masks in a segmented replay (same stream as eager); ``randn``
+    (a host computation) runs eagerly until the next break."""
+    def f(x, log):
+        h = F.dropout(x * 2, 0.5, training=True)
+        log.append(h.sum().item())
+        z = ot.randn(4, 4, device=device)
+        return (h + z).relu()
+    cf = ot.compile(f)
+    x = ot.ones(4, 4, device=device)
+    w = _quiet()
+    try:
+        for i in range(4):
+            ot.manual_seed(10 + i)
+            lc: list = []
+            rc = cf(x, lc)
+            ot.manual_seed(10 + i)
+            le: list = []
+            re_ = f(x, le)
+            _close(rc, re_, exact=True)
+            assert lc == le
+    finally:
+        w.__exit__(None, None, None)
+
+
+def test_validation_inside_a_segment_still_raises(device):
+    def f(logits, target):
+        loss = F.cross_entropy(logits, target)
+        print_me = loss.item()               # break
+        return loss * print_me
+    cf = ot.compile(f)
+    logits = ot.zeros(4, 3, device=device)
+    good = ot.tensor([0, 1, 2, 1], device=device)
+    bad = ot.tensor([0, 1, 7, 1], device=device)
+    w = _quiet()
+    try:
+        for _ in range(3):
+            _close(cf(logits, good), f(logits, good), exact=False)
+        with pytest.raises((RuntimeError, IndexError), match="out of bounds"):
+            cf(logits, bad)
+        _close(cf(logits, good), f(logits, good), exact=False)   # usable after
+    finally:
+        w.__exit__(None, None, None)
+
+
+def test_backward_outside_a_segmented_forward(device):
+    net = _mlp(device)
+    ref = copy.deepcopy(net)
+
+    def fwd(model, x):
+        h = model(x)
+        if h.abs().max().item() > 1e6:       # break in the forward
+            h = h / 2
+        return h.square().mean()
+    cf = ot.compile(lambda x: fwd(net, x))
+    x = ot.linspace(-1, 1, 40, device=device).reshape(5, 8)
+    w = _quiet()
+    try:
+        for _ in range(4):
+            net.zero_grad()
+            ref.zero_grad()
+            cf(x).backward()
+            fwd(ref, x).backward()
+            for pc, pe in zip(net.parameters(), ref.parameters()):
+                _close(pc.grad, pe.grad, exact=False)
+    finally:
+        w.__exit__(None, None, None)
+
+
+def test_fullgraph_still_raises():
+    def f(x):
+        return x * x.sum().item()
+    with pytest.raises(compiler.Unsupported, match="graph break"):
+        ot.compile(f, fullgraph=True)(ot.ones(3))
+
+
+def test_segment_warning_says_what_runs():
+    @ot.compile
+    def f(x):
+        return x * x.sum().item()
+    with pytest.warns(UserWarning, match="run as 2 segments"):
+        f(ot.ones(3))
+
+
+def test_auto_policy_measures_and_keeps_results_right(device):
+    compiler.config.segments = None
+    log: list = []
+
+    def f(x):
+        a = (x * 3 + 1).tanh() * 2 - x
+        log.append(a.sum().item())
+        return a.exp() - 1
+    cf = ot.compile(f)
+    x = ot.linspace(-1, 1, 256, device=device)
+    w = _quiet()
+    try:
+        for _ in range(12):
+            _close(cf(x), f(x), exact=False)
+    finally:
+        w.__exit__(None, None, None)
+    sc = _busiest(cf)
+    assert sc.verdict in ("segments", "eager")
+    assert len(sc.timings["S"]) == 5 and len(sc.timings["E"]) == 3
+
+
+def test_segments_off_runs_break_calls_eagerly():
+    compiler.config.segments = False
+
+    @ot.compile
+    def f(x):
+        return x * x.sum().item()
+    w = _quiet()
+    try:
+        for _ in range(3):
+            assert f(ot.ones(3)).tolist() == [3.0, 3.0, 3.0]
+    finally:
+        w.__exit__(None, None, None)
+    assert f.cache_info()["segmented"] == 0

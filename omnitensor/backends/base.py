@@ -139,6 +139,10 @@ class Backend:
     #: True when the array library raises IndexError for out-of-range indices itself
     #: (core then skips its one-sync bounds check)
     checks_index_bounds: bool = False
+    #: True when ``matmul`` runs omnitensor's generated GEMM (``kernels/gemm.py``), not a
+    #: library call (BLAS, oneMKL, cuBLAS): a compiled replay may then fuse elementwise
+    #: epilogues into it (``compiler/fusion/gemm.py``)
+    generated_gemm: bool = False
 
     if TYPE_CHECKING:
         # The elementwise primitives (UNARY, BINARY) and reductions (REDUCTIONS) each backend

@@ -55,6 +55,7 @@ class OpenCLBackend(Backend):
 
     name = "opencl"
     asynchronous = True
+    generated_gemm = True  # matmul is kernels/gemm.py's: compiled replays fuse epilogues in
 
     def __init__(self) -> None:
         self._states: dict[int, D.DeviceState] = {}

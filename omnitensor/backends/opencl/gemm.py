@@ -1,25 +1,25 @@
 """Batched matmul: packed, register-blocked GEMM for float32/float64; a generic kernel else.
 
 The kernels' design and source live in :mod:`omnitensor.kernels.gemm` (rendered for the OpenCL C
-dialect); this module picks the kernel, sizes the launch and runs it.
+dialect); this module picks the kernel, sizes the launch and runs it. :func:`pack` and
+:func:`grid` are also what a compiled replay's GEMM with a fused epilogue
+(``omnitensor.compiler.fusion.opencl``) launches with: the same packing, the same tiles.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from ...errors import UnsupportedDTypeError
+from ...kernels.gemm import SMALL as _SMALL  # noqa: F401 - the tests size products by it
 from ...kernels.gemm import TILE as _TILE
 from ...kernels.gemm import fast_source as _fast_source
 from ...kernels.gemm import generic_source as _source
+from ...kernels.gemm import uses_fast
 from . import program_cache
 from .array import CLArray, new
 from .cltypes import BY_NP, CType, pack_i64
 from .elementwise import fill
 from .launch import run_items, set_bytes, set_mem
-
-#: float32/float64 matmuls of at most this many multiply-adds run the generic kernel
-_SMALL = 1 << 15
-
 
 def _kernel(st: Any, name: str, t: CType) -> Any:
     if name.startswith("gemmg_"):
@@ -38,6 +38,31 @@ def _split(st: Any, n: int, per: int) -> tuple[int, int]:
     return -(-n // chunk), chunk
 
 
+def batch_layout(st: Any, batch: tuple, a_strides: tuple, b_strides: tuple) -> Any:
+    """The kernels' batch layout buffer (innermost first; size-1 axes dropped; strides may
+    be 0) for batch shape ``batch`` and the operands' batch strides."""
+    dims = [(n, sa, sb) for n, sa, sb in zip(batch, a_strides, b_strides) if n != 1]
+    dims.reverse()
+    return st.layout((len(dims), *[d[0] for d in dims], *[d[1] for d in dims],
+                      *[d[2] for d in dims]))
+
+
+def grid(st: Any, t: CType, fast: bool, nbt: int, M: int, N: int) -> tuple[int, ...]:
+    """(work-items, tiles per work-item, row tiles, column tiles, tiles) of a product."""
+    if fast:
+        rm, vw, nv = _TILE[t.key]
+        tm, tn = -(-M // rm), -(-N // (vw * nv))
+    else:
+        tm, tn = -(-M // 4), -(-N // 4)
+    total = nbt * tm * tn
+    groups, tpw = _split(st, total, 1)
+    if fast and st.is_cpu:  # ~2 tiles per work-group at least: PoCL's per-group cost is a few us
+        groups = min(groups, 32 * st.compute_units)
+        tpw = -(-total // groups)
+        groups = -(-total // tpw)
+    return groups, tpw, tm, tn, total
+
+
 def matmul(a: CLArray, b: CLArray) -> CLArray:
     st = a.state
     t = BY_NP.get(a.dtype)
@@ -54,17 +79,18 @@ def matmul(a: CLArray, b: CLArray) -> CLArray:
     nbt = 1
     for n in batch:
         nbt *= n
-    # batch layout (innermost first); size-1 batch axes dropped; strides may be 0
-    dims = [(n, sa, sb) for n, sa, sb in zip(batch, a.strides[:-2], b.strides[:-2]) if n != 1]
-    dims.reverse()
-    lay = st.layout((len(dims), *[d[0] for d in dims], *[d[1] for d in dims],
-                     *[d[2] for d in dims]))
-    if t.key in _TILE and nbt * M * N * Kd > _SMALL:
-        _fast(st, t, a, b, out, nbt, M, N, Kd, lay)
+    lay = batch_layout(st, batch, a.strides[:-2], b.strides[:-2])
+    fast = uses_fast(t, nbt * M * N * Kd)
+    groups, tpw, tm, tn, total = grid(st, t, fast, nbt, M, N)
+    if fast:
+        ap, bp = pack(st, t, (a.data, a.offset, a.strides[-2], a.strides[-1]),
+                      (b.data, b.offset, b.strides[-2], b.strides[-1]), nbt, M, N, Kd, lay)
+        k = _kernel(st, f"gemm_{t.key}", t)
+        set_mem(k, (0, out.data, 1, ap.data, 2, bp.data))
+        set_bytes(k, (3, pack_i64(M), 4, pack_i64(N), 5, pack_i64(Kd), 6, pack_i64(tm),
+                      7, pack_i64(tn), 8, pack_i64(tpw), 9, pack_i64(total)))
+        run_items(st, k, groups)
         return out
-    tm, tn = -(-M // 4), -(-N // 4)
-    total = nbt * tm * tn
-    groups, tpw = _split(st, total, 1)
     k = _kernel(st, f"gemmg_{t.key}", t)
     set_mem(k, (0, out.data, 1, a.data, 5, b.data, 16, lay))
     set_bytes(k, (2, pack_i64(a.offset), 3, pack_i64(a.strides[-2]), 4, pack_i64(a.strides[-1]),
@@ -75,31 +101,27 @@ def matmul(a: CLArray, b: CLArray) -> CLArray:
     return out
 
 
-def _fast(st: Any, t: CType, a: CLArray, b: CLArray, out: CLArray, nbt: int, M: int, N: int,
-          Kd: int, lay: Any) -> None:
+def pack(st: Any, t: CType, a: tuple, b: tuple, nbt: int, M: int, N: int, Kd: int, lay: Any,
+         into: tuple[Any, Any] | None = None) -> tuple[CLArray, CLArray]:
+    """Pack ``a`` and ``b`` (each ``(buffer, element offset, row stride, column stride)``)
+    into the register-blocked kernel's panels (``into``: panels to reuse, as returned by an
+    earlier call of the same shapes)."""
     rm, vw, nv = _TILE[t.key]
     w = vw * nv
     tm, tn = -(-M // rm), -(-N // w)
-    ap = new(st, (nbt * tm * Kd * rm,), a.dtype)
-    bp = new(st, (nbt * tn * Kd * w,), a.dtype)
+    if into is None:
+        ap = new(st, (nbt * tm * Kd * rm,), t.np)
+        bp = new(st, (nbt * tn * Kd * w,), t.np)
+    else:
+        ap, bp = into
     ka = _kernel(st, f"packa_{t.key}", t)
-    set_mem(ka, (0, ap.data, 1, a.data, 9, lay))
-    set_bytes(ka, (2, pack_i64(a.offset), 3, pack_i64(a.strides[-2]), 4, pack_i64(a.strides[-1]),
+    set_mem(ka, (0, ap.data, 1, a[0], 9, lay))
+    set_bytes(ka, (2, pack_i64(a[1]), 3, pack_i64(a[2]), 4, pack_i64(a[3]),
                    5, pack_i64(M), 6, pack_i64(Kd), 7, pack_i64(tm), 8, pack_i64(nbt * tm)))
     run_items(st, ka, nbt * tm)
     kb = _kernel(st, f"packb_{t.key}", t)
-    set_mem(kb, (0, bp.data, 1, b.data, 9, lay))
-    set_bytes(kb, (2, pack_i64(b.offset), 3, pack_i64(b.strides[-2]), 4, pack_i64(b.strides[-1]),
+    set_mem(kb, (0, bp.data, 1, b[0], 9, lay))
+    set_bytes(kb, (2, pack_i64(b[1]), 3, pack_i64(b[2]), 4, pack_i64(b[3]),
                    5, pack_i64(N), 6, pack_i64(Kd), 7, pack_i64(tn), 8, pack_i64(nbt * tn)))
     run_items(st, kb, nbt * tn)
-    total = nbt * tm * tn
-    groups, tpw = _split(st, total, 1)
-    if st.is_cpu:  # ~2 tiles per work-group at least: PoCL's per-group cost is a few us
-        groups = min(groups, 32 * st.compute_units)
-        tpw = -(-total // groups)
-        groups = -(-total // tpw)
-    k = _kernel(st, f"gemm_{t.key}", t)
-    set_mem(k, (0, out.data, 1, ap.data, 2, bp.data))
-    set_bytes(k, (3, pack_i64(M), 4, pack_i64(N), 5, pack_i64(Kd), 6, pack_i64(tm),
-                  7, pack_i64(tn), 8, pack_i64(tpw), 9, pack_i64(total)))
-    run_items(st, k, groups)
+    return ap, bp

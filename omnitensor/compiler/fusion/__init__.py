@@ -5,18 +5,20 @@ kernel each (``omnitensor.compiler.fusion``).
 (:mod:`.planner`), :mod:`.render` turns each group's :class:`~.spec.KernelSpec` into numba
 Python (``cpu``) or OpenCL C (``opencl``, and ``sycl`` through dpctl; CUDA C is rendered
 too), and :func:`fusion_pass` is the replay planner pass that puts one launch in place of
-each group. Importing this package registers the pass with
+each group; :func:`gemm_epilogue_pass` adds, where the device's matmul is omnitensor's
+generated GEMM (opencl), each matmul with its elementwise epilogue as one launch. Importing
+this package registers ``gemm_epilogue_pass`` with
 :func:`omnitensor.compiler.replay.register_planner`; ``OMNITENSOR_FUSION=0`` disables it.
-Matmul and every other primitive stay library calls.
+Library matmuls (BLAS, oneMKL, cuBLAS) and every other primitive stay library calls.
 """
 from __future__ import annotations
 
 from ..replay import PLANNERS, register_planner
-from .passes import fusion_pass
+from .passes import fusion_pass, gemm_epilogue_pass
 from .planner import plan
 from .spec import KernelSpec
 
-__all__ = ["fusion_pass", "plan", "KernelSpec"]
+__all__ = ["fusion_pass", "gemm_epilogue_pass", "plan", "KernelSpec"]
 
-if fusion_pass not in PLANNERS:
-    register_planner(fusion_pass)
+if gemm_epilogue_pass not in PLANNERS:
+    register_planner(gemm_epilogue_pass)

@@ -7,7 +7,11 @@ last member was; its other members go, and so do the view nodes whose only reade
 fused (their strides are folded into the kernel's loads). A kept view node that reads a
 fused value moves just after the launch that produces it.
 
-``OMNITENSOR_FUSION=0`` or ``omnitensor.compiler.config.fuse = False`` turns the pass off (every node replays as its primitive). The
+:func:`gemm_epilogue_pass` is the same pass with GEMM groups (:mod:`.gemm`) on devices whose
+backend says its matmul is the generated GEMM (``Backend.generated_gemm``); elsewhere it is
+:func:`fusion_pass` exactly. It is the one registered with replay's planner.
+
+``OMNITENSOR_FUSION=0`` or ``omnitensor.compiler.config.fuse = False`` turns the passes off (every node replays as its primitive). The
 pass is conservative: if the rewritten step list would read a value before it exists,
 or the device has no fused-kernel launcher, it returns the steps unchanged.
 """
@@ -53,7 +57,18 @@ def _reads(node: Node) -> list[Value]:
 
 
 def fusion_pass(graph: Any, steps: list, device: Any) -> list:
-    """Replace fusible groups of ``steps`` (all Nodes) by launches on ``device``."""
+    """Replace fusible groups of ``steps`` (all Nodes) by launches on ``device``; matmul
+    stays a library call."""
+    return _fuse(graph, steps, device, False)
+
+
+def gemm_epilogue_pass(graph: Any, steps: list, device: Any) -> list:
+    """:func:`fusion_pass`, and where ``device``'s matmul is omnitensor's generated GEMM,
+    each matmul with the elementwise ops on its product as one GEMM launch."""
+    return _fuse(graph, steps, device, bool(getattr(device.backend, "generated_gemm", False)))
+
+
+def _fuse(graph: Any, steps: list, device: Any, gemm: bool) -> list:
     if os.environ.get("OMNITENSOR_FUSION", "1").strip() == "0":
         return steps
     from ..api import config
@@ -70,7 +85,7 @@ def fusion_pass(graph: Any, steps: list, device: Any) -> list:
         inputs = graph.inputs
         outputs = graph.outputs
         state_writes = graph.state_writes
-    groups, members, needed = _planner.plan(_G)
+    groups, members, needed = _planner.plan(_G, gemm)
     if not groups:
         return steps
     by_last = {p.members[-1]: p for p in groups}
@@ -138,7 +153,8 @@ def _launch(p: _planner.Planned, steps: list, views: dict[int, Node], make: Any,
     spec = coalesce(p.spec)
     fn = make(spec, n_in, fresh, out_args, inplace_args, fallback, device) if handle is None \
         else make(spec, n_in, fresh, out_args, inplace_args, fallback, device, handle)
-    return Launch(fn, inputs, outputs, name=f"fused[{len(p.members)}]", writes=writes)
+    name = "fused_gemm" if spec.gemm is not None else "fused"
+    return Launch(fn, inputs, outputs, name=f"{name}[{len(p.members)}]", writes=writes)
 
 
 def _value_of(vid: int, steps: list, p: _planner.Planned) -> Value:

@@ -12,15 +12,17 @@ A fused group runs at the position of its last member, so it must stop growing
 (*sealed*) as soon as anything outside it reads one of its values, and whenever a write in
 place could reorder with one of its reads: a non-fused in-place write seals every open
 group; a fused one seals the other groups reading that buffer, and joins only if its own
-group reads the buffer element for element. Matmul, indexing and every other primitive
-stay library calls.
+group reads the buffer element for element. On a device whose matmul is omnitensor's
+generated GEMM (``gemm=True``) a 2-D matmul opens a group too, and the elementwise ops on
+its product become the GEMM's epilogue (:mod:`.gemm`); elsewhere matmul, indexing and
+every other primitive stay library calls.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import table
+from . import gemm, table
 from .spec import KernelSpec, Load, Op, Reduce, Store, c_strides, is_contiguous
 
 VIEW_OPS = frozenset(("broadcast_to", "reshape", "permute"))
@@ -28,7 +30,6 @@ VIEW_OPS = frozenset(("broadcast_to", "reshape", "permute"))
 _ALIASING = frozenset(("reshape", "permute", "broadcast_to", "index", "flip", "diagonal",
                        "contiguous"))
 REDUCE_OPS = frozenset(("sum", "max", "min"))
-_EW_EXTRA = {"where", "astype", "hook:sigmoid"}
 
 
 def _numel(shape: tuple[int, ...]) -> int:
@@ -63,6 +64,9 @@ class Group:
     values: dict[int, Any] = field(default_factory=dict)  # vid -> Value produced here
     written_roots: set = field(default_factory=set)
     n_compute: int = 0
+    #: a GEMM group (its first step a spec.Matmul) and the roots of the product's operands
+    gemm: bool = False
+    operand_roots: frozenset = frozenset()
 
     @property
     def is_reduce(self) -> bool:
@@ -83,8 +87,9 @@ class Planned:
 
 
 class Planner:
-    def __init__(self, graph: Any) -> None:
+    def __init__(self, graph: Any, gemm: bool = False) -> None:
         self.graph = graph
+        self.gemm = gemm
         self.nodes = list(graph.nodes)
         self.layout: dict[int, tuple[int, tuple[int, ...], tuple[int, ...]]] = {}
         self.root: dict[int, int] = {}
@@ -213,12 +218,14 @@ class Planner:
         if op in VIEW_OPS and not node.kwargs.get("out"):
             self.fold_view(node)
             return
-        info = _ew_info(node) if op not in REDUCE_OPS else None
+        info = table.elementwise(node) if op not in REDUCE_OPS else None
         joined: Group | None = None
         if info is not None:
             joined = self.try_elementwise(i, node, info)
         elif op in REDUCE_OPS:
             joined = self.try_reduce(i, node)
+        elif op == "matmul" and self.gemm:
+            joined = gemm.open_group(self, i, node)
         self.seal_readers(node, joined)
         if op in _ALIASING and node.args and _is_value(node.args[0]):
             for v in node.outputs:  # a view (or the array itself): same memory
@@ -243,7 +250,8 @@ class Planner:
         opname, operands, in_dtype, buf = info
         out = node.outputs[0]
         shape = tuple(out.shape)
-        same = [g for g in self._candidates(node) if g.phase == "p" and g.space == shape]
+        same = gemm.merge_order(
+            [g for g in self._candidates(node) if g.phase == "p" and g.space == shape])
         for h in same[1:]:
             self.merge(same[0], h)
         for g in self._candidates(node):
@@ -328,10 +336,15 @@ class Planner:
                 # a second write into a buffer this group already wrote (buf.mul_(m).add_(g)):
                 # the kernel stores into the same argument again
                 prior = [w for w in g.writes if w[2] == buf.id]
-                if not prior or g.local[buf.id][1] != phase:
+                if not prior and gemm.rewrites_own(self, g, buf, phase):
+                    target = None  # the bias add into the product: a new temporary for it
+                elif not prior or g.local[buf.id][1] != phase:
                     g.loads, g.load_list, g.args, g.load_roots = saved
                     return False
-                target = prior[0][1]
+                else:
+                    target = prior[0][1]
+        if target is not None:
+            assert buf is not None
             root = self.root.get(buf.id, buf.id)
             uses = g.load_roots.get(root, set())
             base, shape, st = self.lay(buf)
@@ -350,6 +363,9 @@ class Planner:
         g.members.append(i)
         g.n_compute += 1
         self.node_group[i] = g
+        if buf is not None and target is None:  # the old value's memory now holds this one
+            g.local[buf.id] = (temp, phase)
+            self.root[out.id] = self.root.get(buf.id, buf.id)
         if buf is not None and target is not None:
             if target not in g.args:
                 g.args.append(target)
@@ -369,7 +385,7 @@ class Planner:
         out = node.outputs[0]
         g = self.owner.get(x.id)
         shape = tuple(x.shape)
-        if g is None or g.sealed or g.phase != "p" or g.space != shape:
+        if g is None or g.sealed or g.phase != "p" or g.space != shape or g.gemm:
             g = Group(len(self.groups), shape)
             g.reduced = (False,) * len(shape)
             fresh = True
@@ -400,6 +416,10 @@ class Planner:
         fresh: list[Any] = []
         nbuf = len(g.args)
         written = {out_vid: (temp, buf) for temp, buf, out_vid in g.writes}
+        escaping = {v.id for v in getattr(self.graph, "outputs", ())}
+        escaping.update(fin.id for _b, fin in getattr(self.graph, "state_writes", ()))
+        by_temp: dict[int, int] = {}  # values sharing a temporary (one memory) share an output
+        esc: set[int] = set()
         for vid, (temp, phase) in g.local.items():
             val = g.values[vid]
             if vid in written:
@@ -408,16 +428,18 @@ class Planner:
                 stores.append(Store(("t", temp), arg, str(val.dtype), phase))
                 outputs.append((val, arg))
             elif vid in needed:
-                arg = nbuf + len(fresh)
-                fresh.append(val)
-                stores.append(Store(("t", temp), arg, str(val.dtype), phase))
+                if temp in by_temp:
+                    arg = by_temp[temp]
+                else:
+                    arg = by_temp[temp] = nbuf + len(fresh)
+                    fresh.append(val)
+                    stores.append(Store(("t", temp), arg, str(val.dtype), phase))
                 outputs.append((val, arg))
+                if vid in escaping:
+                    esc.add(fresh[arg - nbuf].id)
         spec = KernelSpec(g.space, g.reduced, list(g.load_list), list(g.steps), stores,
                           nbuf + len(fresh))
-        escaping = {v.id for v in getattr(self.graph, "outputs", ())}
-        escaping.update(fin.id for _b, fin in getattr(self.graph, "state_writes", ()))
-        return Planned(spec, list(g.args), outputs, fresh, sorted(g.members),
-                       frozenset(v.id for v in fresh if v.id in escaping))
+        return Planned(spec, list(g.args), outputs, fresh, sorted(g.members), frozenset(esc))
 
 
 def _bcast(shape: tuple[int, ...], st: tuple[int, ...], to: tuple[int, ...]
@@ -439,66 +461,12 @@ def _values_in(node: Any) -> list[Any]:
     return out
 
 
-def _ew_info(node: Any) -> tuple | None:
-    """(op, operands, operand dtype, in-place buffer Value or None) when ``node`` is an
-    elementwise primitive a kernel can compute, else None."""
-    op = node.op
-    kw = node.kwargs
-    if any(k != "out" for k in kw) or len(node.outputs) != 1:
-        return None
-    if getattr(node, "device", None) is not None:
-        return None  # ran on another device than the graph's (a 0-d cpu operand)
-    buf = kw.get("out")
-    if buf is not None and not _is_value(buf):
-        return None
-    out = node.outputs[0]
-    if _numel(tuple(out.shape)) == 0:
-        return None
-    args = list(node.args)
-    if op == "astype":
-        x = args[0]
-        if not _is_value(x):
-            return None
-        name = "astype"
-        operands = [x]
-        in_dtype = str(x.dtype)
-    elif op == "hook:sigmoid":
-        name, operands = "sigmoid", args[:1]
-        in_dtype = str(out.dtype)
-    elif op == "where" or op in _ALL_EW:
-        name, operands = op, args
-        vals = [a for a in args if _is_value(a)]
-        if not vals:
-            return None
-        in_dtype = str(vals[-1].dtype) if op == "where" else str(vals[0].dtype)
-    else:
-        return None
-    if len(operands) != table.arity(name) or not table.supports(name, in_dtype, str(out.dtype)):
-        return None
-    if op == "where" and not (_is_value(operands[0]) and str(operands[0].dtype) == "bool"):
-        return None
-    for a in operands:
-        if _is_value(a):
-            want = "bool" if (op == "where" and a is operands[0]) else in_dtype
-            if str(a.dtype) != want:
-                return None
-        elif not isinstance(a, (bool, int, float)):
-            return None
-    return name, operands, in_dtype, buf
-
-
-def _ew_names() -> frozenset:
-    from ...backends.base import BINARY, UNARY
-    return frozenset(UNARY + BINARY)
-
-
-_ALL_EW = _ew_names()
-
-
-def plan(graph: Any) -> tuple[list[Planned], set[int], set[int]]:
+def plan(graph: Any, gemm: bool = False) -> tuple[list[Planned], set[int], set[int]]:
     """The fused groups of ``graph`` (nodes not in any group stay primitive calls), the
     indices of the nodes they replace, and the Value ids still read afterwards (a view
-    node whose output is not among them is dead)."""
-    p = Planner(graph)
+    node whose output is not among them is dead). ``gemm``: matmuls open groups whose
+    elementwise consumers become their epilogue (the device's matmul is the generated
+    GEMM)."""
+    p = Planner(graph, gemm)
     groups = p.run()
     return groups, p.members, p.needed

@@ -8,13 +8,18 @@ in as constants (the loop space and strides are fixed by the capture's guards).
 
 Every per-element expression (ops, casts, ``where``, constants, loads and stores, the
 prelude and helper functions) comes from :mod:`omnitensor.kernels.scalar`, the table the
-eager kernels use; this module only writes loops and reductions around them.
+eager kernels use; this module only writes loops and reductions around them. A GEMM
+kernel's loops are :mod:`omnitensor.kernels.gemm`'s: its ops become that kernel's
+:class:`~omnitensor.kernels.gemm.Epilogue`, rendered here like any other kernel's body.
 """
 from __future__ import annotations
 
 from typing import Callable
 
-from ...kernels import scalar
+import numpy as np
+
+from ...kernels import gemm, scalar
+from ...kernels.ctype import BY_NP
 from ...kernels.dialect import DIALECTS, Dialect
 from .spec import KernelSpec, Load, Op, Reduce, c_strides
 
@@ -220,8 +225,62 @@ def c_program(specs: list[KernelSpec], dialect: str | Dialect = "opencl") -> str
 
 
 def _c_head(specs: list[KernelSpec], d: Dialect) -> str:
-    """The prelude (FP_CONTRACT OFF: NumPy rounds a*b+c twice; fp64) and the helpers."""
-    return scalar.prelude(d) + _helpers(specs, d)
+    """The prelude (FP_CONTRACT OFF: NumPy rounds a*b+c twice; fp64), the helpers, and
+    the GEMM kernels' batch helper when there is one."""
+    head = scalar.prelude(d) + _helpers(specs, d)
+    if any(sp.gemm is not None for sp in specs):
+        head += gemm.batch_helper(d)
+    return head
+
+
+def _array_params(spec: KernelSpec, d: Dialect) -> list[str]:
+    """The kernel's array parameters ``a<i>`` then their element offsets ``o<i>``."""
+    cuda = d is DIALECTS["cuda"]
+    g = "" if cuda else "__global "
+    types = _arg_types(spec, d)
+    stored = {s.arg for s in spec.stores}
+    args = []
+    for i in range(spec.nargs):
+        const = "const " if i not in stored else ""
+        args.append(f"{g}{const}{types[i]} * {'__restrict__' if cuda else 'restrict'} a{i}")
+    # element offsets of views into their buffers (CLArray.offset), applied once
+    return args + [f"long o{i}" for i in range(spec.nargs)]
+
+
+def uses_fast_gemm(spec: KernelSpec, d: Dialect) -> bool:
+    """Whether GEMM kernel ``spec`` is rendered on the register-blocked kernel (packed
+    operands) rather than the generic one, by the rule the eager matmul follows."""
+    mm = spec.gemm
+    assert mm is not None
+    m, n = spec.shape
+    return gemm.uses_fast(BY_NP[np.dtype(mm.dtype)], m * n * mm.k, d)
+
+
+def gemm_kernel(spec: KernelSpec, name: str, d: Dialect) -> str:
+    """GEMM kernel ``spec`` as kernel ``name``: :mod:`omnitensor.kernels.gemm`'s product
+    kernel with the spec's ops as its epilogue (element ``(ot_i, ot_j)``, ``t0`` the
+    product; the arrays follow the product kernel's own parameters)."""
+    mm = spec.gemm
+    assert mm is not None
+    b = _Body(spec, d)
+    b.ivars = ["ot_i", "ot_j"]
+    stored = {s.arg: s.dtype for s in spec.stores}
+
+    def decl(dtype: str, v: str, e: str) -> str:
+        return f"{scalar.compute_type(dtype, d)} {v} = {e};"
+
+    def load(ld: Load, idx: str) -> str:
+        return scalar.load(ld.dtype, f"a{ld.arg}", idx, d)
+
+    def store(arg: int, idx: str, v: str) -> str:
+        st = scalar.store(stored[arg], f"a{arg}", idx, v, d)
+        return st if st.endswith(";") else st + ";"
+    lines = [decl(mm.dtype, "t0", "ot_v")] + b.phase_lines("p", decl, load, store)
+    ep = gemm.Epilogue(tuple(_array_params(spec, d)),
+                       " ".join(f"a{i} += o{i};" for i in range(spec.nargs)), "\n".join(lines))
+    t = BY_NP[np.dtype(mm.dtype)]
+    make = gemm.fast_kernel if uses_fast_gemm(spec, d) else gemm.generic_kernel
+    return make(t, d, name, ep)
 
 
 def c_source(spec: KernelSpec, name: str, dialect: str | Dialect = "opencl",
@@ -230,14 +289,12 @@ def c_source(spec: KernelSpec, name: str, dialect: str | Dialect = "opencl",
     position for a reduce kernel; a contiguous chunk of ``chunk`` positions for an
     elementwise one, as the OpenCL backend's own kernels, which PoCL vectorizes)."""
     d = _dialect(dialect)
+    pre = _c_head([spec], d) if prelude else ""
+    if spec.gemm is not None:
+        return pre + gemm_kernel(spec, name, d)
     b = _Body(spec, d)
     cuda = d is DIALECTS["cuda"]
-    g = "" if cuda else "__global "
-    types = _arg_types(spec, d)
-    args = []
-    for i in range(spec.nargs):
-        const = "const " if i not in {s.arg for s in spec.stores} else ""
-        args.append(f"{g}{const}{types[i]} * {'__restrict__' if cuda else 'restrict'} a{i}")
+    args = _array_params(spec, d)
     head = ("extern \"C\" __global__ void" if cuda else "__kernel void")
     gid = "(long)(blockIdx.x * blockDim.x + threadIdx.x)" if cuda else "(long)get_global_id(0)"
 
@@ -253,8 +310,6 @@ def c_source(spec: KernelSpec, name: str, dialect: str | Dialect = "opencl",
         st = scalar.store(stored[arg], f"a{arg}", idx, v, d)
         return st if st.endswith(";") else st + ";"
 
-    # element offsets of views into their buffers (CLArray.offset), applied once
-    args += [f"long o{i}" for i in range(spec.nargs)]
     lines = [" ".join(f"a{i} += o{i};" for i in range(spec.nargs))]
     red = b.reduce_step()
     n_items = 1
@@ -301,13 +356,15 @@ def c_source(spec: KernelSpec, name: str, dialect: str | Dialect = "opencl",
         lines.append(f"{ct} t{k} = ({ct})acc;")
         lines += b.phase_lines("e", decl, load, store)
     # CUDA: build with --fmad=false (no fma contraction; the prelude has the type names)
-    pre = _c_head([spec], d) if prelude else ""
     body = "\n  ".join(lines)
     return f"{pre}{head} {name}({', '.join(args)}) {{\n  {body}\n}}\n"
 
 
 def _arg_types(spec: KernelSpec, d: Dialect) -> list[str]:
     types = ["uchar"] * spec.nargs
+    mm = spec.gemm
+    if mm is not None:
+        types[mm.a_arg] = types[mm.b_arg] = scalar.storage_type(mm.dtype, d)
     for ld in spec.loads:
         types[ld.arg] = scalar.storage_type(ld.dtype, d)
     for s in spec.stores:

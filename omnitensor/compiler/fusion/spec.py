@@ -11,7 +11,10 @@ SSA order; each produces temporary ``t<k>``. A reduce kernel has three phases:
 * ``"e"`` (epilogue): ops over the reduced space, loads indexed by the flat position of
   the kept axes (their arrays have the reduced result's size and are C-contiguous).
 
-An elementwise kernel has only the ``"p"`` phase. :class:`Store` writes a temporary into an
+An elementwise kernel has only the ``"p"`` phase. A GEMM kernel (the device's matmul
+primitive is omnitensor's generated GEMM) starts with a :class:`Matmul` step, temporary
+``t0``: its loop space is the product's (M, N) and its ``"p"`` ops are the epilogue,
+computed on each element before the store. :class:`Store` writes a temporary into an
 output (``"p"`` stores are full-size, ``"e"`` stores reduced-size), or into an external
 buffer passed as an argument for in-place writes. Operands are references: ``("l", i)``
 load ``i``, ``("t", k)`` temporary ``k``, ``("c", value)`` a constant of the op's dtype.
@@ -44,6 +47,19 @@ class Op:
     operands: tuple[Ref, ...]
     dtype: str
     in_dtype: str
+
+
+@dataclass(frozen=True)
+class Matmul:
+    """``t0 = (A @ B)[i, j]``: A is argument ``a_arg`` read at element strides ``a_strides``
+    (row, k), B argument ``b_arg`` at ``b_strides`` (k, column), summing ``k`` products in
+    ``dtype`` (the first step of a GEMM kernel; the loop space is (M, N))."""
+    a_arg: int
+    a_strides: tuple[int, int]
+    b_arg: int
+    b_strides: tuple[int, int]
+    k: int
+    dtype: str
 
 
 @dataclass(frozen=True)
@@ -81,6 +97,12 @@ class KernelSpec:
     def is_reduce(self) -> bool:
         return any(isinstance(s, Reduce) for s in self.steps)
 
+    @property
+    def gemm(self) -> Matmul | None:
+        """The product a GEMM kernel computes (None for other kernels)."""
+        first = self.steps[0] if self.steps else None
+        return first if isinstance(first, Matmul) else None
+
     def key(self) -> str:
         """A stable text key of everything the generated source depends on."""
         return repr((self.shape, self.reduced, self.loads, self.steps, self.stores,
@@ -109,7 +131,10 @@ def is_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
 
 def coalesce(spec: KernelSpec) -> KernelSpec:
     """Merge adjacent loop axes that every "p" load walks contiguously (and that are both
-    reduced or both kept), drop size-1 axes: fewer, longer loops for every dialect."""
+    reduced or both kept), drop size-1 axes: fewer, longer loops for every dialect. A GEMM
+    kernel keeps its (M, N) space."""
+    if spec.gemm is not None:
+        return spec
     shape, red = spec.shape, spec.reduced
     pl = [ld for ld in spec.loads if ld.phase == "p"]
     dims: list[int] = []

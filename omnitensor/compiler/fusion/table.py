@@ -11,7 +11,9 @@ for the C dialects (None there means not computed).
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
+from ...backends.base import BINARY, UNARY
 from ...kernels import scalar
 from ...kernels.dialect import CUDA_C, OPENCL_C
 
@@ -69,3 +71,58 @@ def arity(op: str) -> int:
     if op == "where":
         return 3
     return 2 if op in scalar.BINARY_OPS else 1
+
+
+_ALL_EW = frozenset(UNARY + BINARY)
+
+
+def _is_value(x: Any) -> bool:
+    return hasattr(x, "id") and hasattr(x, "shape") and hasattr(x, "dtype")
+
+
+def elementwise(node: Any) -> tuple | None:
+    """(op, operands, operand dtype, in-place buffer Value or None) when graph node
+    ``node`` is an elementwise primitive a fused kernel computes, else None."""
+    op = node.op
+    kw = node.kwargs
+    if any(k != "out" for k in kw) or len(node.outputs) != 1:
+        return None
+    if getattr(node, "device", None) is not None:
+        return None  # ran on another device than the graph's (a 0-d cpu operand)
+    buf = kw.get("out")
+    if buf is not None and not _is_value(buf):
+        return None
+    out = node.outputs[0]
+    if any(n == 0 for n in out.shape):
+        return None
+    args = list(node.args)
+    if op == "astype":
+        x = args[0]
+        if not _is_value(x):
+            return None
+        name = "astype"
+        operands = [x]
+        in_dtype = str(x.dtype)
+    elif op == "hook:sigmoid":
+        name, operands = "sigmoid", args[:1]
+        in_dtype = str(out.dtype)
+    elif op == "where" or op in _ALL_EW:
+        name, operands = op, args
+        vals = [a for a in args if _is_value(a)]
+        if not vals:
+            return None
+        in_dtype = str(vals[-1].dtype) if op == "where" else str(vals[0].dtype)
+    else:
+        return None
+    if len(operands) != arity(name) or not supports(name, in_dtype, str(out.dtype)):
+        return None
+    if op == "where" and not (_is_value(operands[0]) and str(operands[0].dtype) == "bool"):
+        return None
+    for a in operands:
+        if _is_value(a):
+            want = "bool" if (op == "where" and a is operands[0]) else in_dtype
+            if str(a.dtype) != want:
+                return None
+        elif not isinstance(a, (bool, int, float)):
+            return None
+    return name, operands, in_dtype, buf

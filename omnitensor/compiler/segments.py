@@ -68,7 +68,9 @@ class _Draw:
         self.owner, self.node = owner, node
 
     def _take(self, n: int) -> tuple:
-        return self.owner.session.draws[self.node]
+        s = self.owner.session
+        assert s is not None
+        return s.draws[self.node]
 
 
 def _np_dtype(name: str) -> np.dtype:
@@ -100,10 +102,10 @@ class SegmentedCall:
         self.segments: list[_Segment] = []
         start, eager = 0, False
         points = list(rec.flush_points) + [(len(self.nodes), True, live_end)]
-        lives = []
-        for pos, resumable, live in points:
+        lives: list[frozenset[int]] = []
+        for pos, resumable, live_there in points:
             self.segments.append(_Segment(start, pos, eager))
-            lives.append(live)
+            lives.append(live_there)
             start, eager = pos, not resumable
         for k, seg in enumerate(self.segments):
             for n in self.nodes[seg.start:seg.end]:
@@ -216,7 +218,11 @@ class SegmentedCall:
             self.session = s
             self.calls += 1
             with _deferring(s):
-                result = fn(*args, **kwargs)
+                try:
+                    result = fn(*args, **kwargs)
+                except BaseException:
+                    s.abandon()   # what ran before the exception is real, as in eager
+                    raise
                 s.finish()
         if probing:
             self.timings[mode].append(time.perf_counter() - t0)
@@ -439,6 +445,13 @@ class _Session:
             return
         if not self.eager_here:
             self._flush(segs[self.k])
+
+    def abandon(self) -> None:
+        """The program raised: run what this segment deferred; nothing more."""
+        if not self.diverged and not self.eager_here:
+            self.diverged = True
+            self._run_pending(self.owner.segments[self.k])
+        self.diverged = True
 
     def _flush(self, seg: _Segment) -> None:
         if seg.plan is None:

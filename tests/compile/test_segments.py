@@ -11,6 +11,7 @@ import pytest
 
 import omnitensor as ot
 from omnitensor import compiler, nn
+from omnitensor.core import capture_hooks
 from omnitensor.nn import functional as F
 
 
@@ -314,3 +315,62 @@ def test_segments_off_runs_break_calls_eagerly():
     finally:
         w.__exit__(None, None, None)
     assert f.cache_info()["segmented"] == 0
+
+
+def test_host_values_become_tensors_after_a_break(device):
+    """A tensor made from a number read at the break is an input of the next segment."""
+    p = nn.Parameter(ot.ones(3, device=device))
+
+    def f(x):
+        m = (x * 2).max().item()
+        t = ot.tensor([m, m + 1, m + 2], device=device)
+        with ot.no_grad():
+            p.add_(t)                        # an in-place parameter update after the break
+        return x * t
+    q = nn.Parameter(ot.ones(3, device=device))
+
+    def g(x):
+        m = (x * 2).max().item()
+        t = ot.tensor([m, m + 1, m + 2], device=device)
+        with ot.no_grad():
+            q.add_(t)
+        return x * t
+    cf = ot.compile(f)
+    w = _quiet()
+    try:
+        for k in [1.0, 2.0, 3.0, 3.0, 5.0]:
+            x = ot.full((3,), k, device=device)
+            _close(cf(x), g(x), exact=True)
+            _close(p, q, exact=True)
+    finally:
+        w.__exit__(None, None, None)
+
+
+def test_an_exception_leaves_the_work_before_it_done(device):
+    p = nn.Parameter(ot.zeros(2, device=device))
+    state = {"fail": False}
+
+    def f(x):
+        with ot.no_grad():
+            p.add_(x)
+        s = x.sum().item()
+        with ot.no_grad():
+            p.mul_(2)
+        if state["fail"]:
+            raise ValueError("user code failed")
+        return p * s
+    cf = ot.compile(f)
+    x = ot.ones(2, device=device)
+    w = _quiet()
+    try:
+        for _ in range(3):
+            cf(x)
+        before = p.tolist()
+        state["fail"] = True
+        with pytest.raises(ValueError, match="user code failed"):
+            cf(x)
+        assert p.tolist() == [(v + 1) * 2 for v in before]   # both updates happened
+    finally:
+        w.__exit__(None, None, None)
+    assert capture_hooks.active() is None
+    assert type(ot.ones(1, device=device)._device.backend).__name__ != "_DeferringProxy"

@@ -215,7 +215,8 @@ def test_a_write_into_an_operand_after_the_product_keeps_the_order(device):
     def f(x, w):
         y = x @ w
         w.mul_(0.5)                    # after the product read w: the GEMM may not move past
-        return (y + 1.0).relu(), w * 1.0
+        w2 = w * 1.0                   # (the write's own group ends here, before the relu)
+        return (y + 1.0).relu(), w2
     w0 = w.cpu().numpy().astype(np.float64)
     res, g, arrays = _trace(f, (x, w))
     np.testing.assert_allclose(res[0].cpu().numpy(),
@@ -228,6 +229,50 @@ def test_a_write_into_an_operand_after_the_product_keeps_the_order(device):
     got = [_np(a, device) for a in p1(fresh)]
     np.testing.assert_allclose(got[0], res[0].cpu().numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(got[1], w0 * 0.5, rtol=1e-6)
+
+
+def test_a_view_taken_before_the_bias_add_sees_it(device):
+    """``v`` shares the product's memory: after ``y += b`` in place it holds y + b, so the
+    fused kernel stores the product's memory after the add (one output for both)."""
+    x, w, b = _rand(device, 20, 30), _rand(device, 30, 40, seed=2), _rand(device, 40, seed=3)
+
+    def f(x, w, b):
+        y = x @ w
+        v = y.reshape(-1)
+        y.add_(b)
+        return (y * 2.0).tanh(), v * 1.0
+    p = _check(f, (x, w, b), device)
+    assert len(_gemm_launches(p)) == (1 if _generated(device) else 0)
+
+
+def _same_operand(x):
+    return (x.t() @ x + 1.0).relu()          # one buffer, read as both operands
+
+
+def _into_an_operand(x):
+    w = x * 1.0
+    x.add_(x @ w)                            # written in place into the product's operand:
+    return x                                 # stays a call (the GEMM reads x as it runs)
+
+
+def _broadcast_operand(x):
+    return (x[:, :1].expand(40, 40) @ x) * 2.0 + 1.0   # stride-0 columns
+
+
+@pytest.mark.parametrize("fn,fuses", [(_same_operand, True), (_into_an_operand, False),
+                                      (_broadcast_operand, True)],
+                         ids=["same-operand", "into-an-operand", "broadcast-operand"])
+def test_odd_operands(device, fn, fuses):
+    x = _rand(device, 40, 40, seed=7)
+    x0 = x.cpu().numpy()
+    res, g, arrays = _trace(fn, (x,))
+    want = res.detach().cpu().numpy()
+    p1 = replay.build_plan(g, passes=[gemm_epilogue_pass])
+    assert bool(_gemm_launches(p1)) == (fuses and _generated(device))
+    be, idx = ot.device(device).backend, ot.device(device).index
+    fresh = [be.from_numpy(x0, idx) if i.name == "args[0]" else a
+             for i, a in zip(g.inputs, arrays)]
+    np.testing.assert_allclose(_np(p1(fresh)[0], device), want, rtol=1e-6, atol=1e-5)
 
 
 def test_float64_and_integer_products(device):

@@ -110,6 +110,7 @@ def pack(st: Any, t: CType, a: tuple, b: tuple, nbt: int, M: int, N: int, Kd: in
     w = vw * nv
     tm, tn = -(-M // rm), -(-N // w)
     if into is None:
+        assert t.np is not None  # a float type (TILE's keys)
         ap = new(st, (nbt * tm * Kd * rm,), t.np)
         bp = new(st, (nbt * tn * Kd * w,), t.np)
     else:

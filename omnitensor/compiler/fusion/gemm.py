@@ -20,10 +20,7 @@ from typing import Any
 
 from . import table
 from .spec import Matmul
-
-
-def _is_value(x: Any) -> bool:
-    return hasattr(x, "id") and hasattr(x, "shape") and hasattr(x, "dtype")
+from .table import is_value as _is_value
 
 
 def open_group(p: Any, i: int, node: Any) -> Any:

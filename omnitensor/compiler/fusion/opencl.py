@@ -121,7 +121,7 @@ class Kernel(FusedLauncher):
         self.lay = cl_gemm.batch_layout(st, (), (), ())
         groups, tpw, tm, tn, total = cl_gemm.grid(st, self.t, self.fast, 1, spec.shape[0],
                                                   spec.shape[1])
-        self.gsize, self.lsize = (groups,), None  # run_items picks the local size
+        self.gsize = (groups,)  # run_items picks the local size
         m, n, kd = self.mnk
         sizes = (m, n, kd, tm, tn, tpw, total)
         p = _LONG.pack

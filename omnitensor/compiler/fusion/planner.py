@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import gemm, table
+from .table import is_value as _is_value
 from .spec import KernelSpec, Load, Op, Reduce, Store, c_strides, is_contiguous
 
 VIEW_OPS = frozenset(("broadcast_to", "reshape", "permute"))
@@ -37,10 +38,6 @@ def _numel(shape: tuple[int, ...]) -> int:
     for s in shape:
         n *= s
     return n
-
-
-def _is_value(x: Any) -> bool:
-    return hasattr(x, "id") and hasattr(x, "shape") and hasattr(x, "dtype")
 
 
 @dataclass

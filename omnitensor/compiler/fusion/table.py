@@ -76,7 +76,8 @@ def arity(op: str) -> int:
 _ALL_EW = frozenset(UNARY + BINARY)
 
 
-def _is_value(x: Any) -> bool:
+def is_value(x: Any) -> bool:
+    """Whether ``x`` is a graph Value (an operand array), not a constant."""
     return hasattr(x, "id") and hasattr(x, "shape") and hasattr(x, "dtype")
 
 
@@ -90,7 +91,7 @@ def elementwise(node: Any) -> tuple | None:
     if getattr(node, "device", None) is not None:
         return None  # ran on another device than the graph's (a 0-d cpu operand)
     buf = kw.get("out")
-    if buf is not None and not _is_value(buf):
+    if buf is not None and not is_value(buf):
         return None
     out = node.outputs[0]
     if any(n == 0 for n in out.shape):
@@ -98,7 +99,7 @@ def elementwise(node: Any) -> tuple | None:
     args = list(node.args)
     if op == "astype":
         x = args[0]
-        if not _is_value(x):
+        if not is_value(x):
             return None
         name = "astype"
         operands = [x]
@@ -108,7 +109,7 @@ def elementwise(node: Any) -> tuple | None:
         in_dtype = str(out.dtype)
     elif op == "where" or op in _ALL_EW:
         name, operands = op, args
-        vals = [a for a in args if _is_value(a)]
+        vals = [a for a in args if is_value(a)]
         if not vals:
             return None
         in_dtype = str(vals[-1].dtype) if op == "where" else str(vals[0].dtype)
@@ -116,10 +117,10 @@ def elementwise(node: Any) -> tuple | None:
         return None
     if len(operands) != arity(name) or not supports(name, in_dtype, str(out.dtype)):
         return None
-    if op == "where" and not (_is_value(operands[0]) and str(operands[0].dtype) == "bool"):
+    if op == "where" and not (is_value(operands[0]) and str(operands[0].dtype) == "bool"):
         return None
     for a in operands:
-        if _is_value(a):
+        if is_value(a):
             want = "bool" if (op == "where" and a is operands[0]) else in_dtype
             if str(a.dtype) != want:
                 return None

@@ -344,6 +344,9 @@ class _Session:
             finally:
                 self._loose = False
             if not same_values:
+                if _DEBUG:
+                    print("mismatch", i, n, [(type(a).__name__, self.vid.get(id(a)),
+                                              getattr(a, "shape", a)) for a in args], kwargs)
                 self.diverge(f"{op} differs from the capture")
                 return fn(*args, **kwargs)
             if not self.eager_here:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import threading
+import weakref
 from typing import Any, Callable, Iterable, Sequence
 
 from .autocast_state import state as _autocast
@@ -278,7 +279,10 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
                     e is not None and e[0] in needed for e in node.next_functions):
                 needed.add(node)
     buffers: dict[Node, list] = {}
-    shared: set[int] = set()
+    # gradient objects handed to more than one consumer, by id; each entry holds a weak
+    # reference so that a freed gradient's id, reused by a new tensor, is not mistaken for
+    # it (a spurious copy in eager, a different primitive sequence for compile's segments)
+    shared: dict[int, Any] = {}
     heap: list = []
     for e, g in roots:
         node, nr = e
@@ -289,7 +293,7 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
             buf = buffers[node] = [None] * max(node.num_outputs, nr + 1)
             heapq.heappush(heap, (-node.seq, node))
         buf[nr] = g if buf[nr] is None else buf[nr] + g
-        shared.add(id(g))
+        shared[id(g)] = weakref.ref(g)
     captured: dict = {}
     prev_mode = _mode.enabled
     push = heapq.heappush
@@ -317,7 +321,7 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
                 g = _fix_gradient(g, m, node, i)
             gid = id(g)
             if gid in ids:
-                shared.add(gid)
+                shared[gid] = weakref.ref(g)
             ids.append(gid)
             buf = buffers.get(nxt)
             if buf is None:
@@ -369,7 +373,9 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
                 if accumulate and grads[0] is not None and (
                         target_keys is None or (node, 0) in target_keys):
                     _mode.enabled = prev_mode
-                    _accumulate_leaf(node, grads[0], id(grads[0]) not in shared, create_graph)
+                    g0 = grads[0]
+                    ref = shared.get(id(g0))
+                    _accumulate_leaf(node, g0, ref is None or ref() is not g0, create_graph)
                     _mode.enabled = create_graph
                 continue
             if needed is not None and not any(

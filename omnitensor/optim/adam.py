@@ -68,9 +68,12 @@ class Adam(Optimizer):
                     if amsgrad:
                         st["max_exp_avg_sq"] = zeros_like(p)
                 step = st["step"]
-                if capturing:
-                    # under omnitensor.compile the step count lives on the device (torch's
-                    # capturable=True), so a replayed step updates the bias corrections
+                # under omnitensor.compile the step count lives on the device (torch's
+                # capturable=True), so a replayed step updates the bias corrections; once
+                # there it stays there, so eager steps between compiled ones (or a loaded
+                # state_dict with tensor steps) keep one representation
+                on_device = capturing or (isinstance(step, Tensor) and step.device == p.device)
+                if on_device:
                     bc1, bc2_sqrt = _device_bias_corrections(st, p, b1, b2)
                 else:
                     step = st["step"] = (step if step.__class__ is int else
@@ -78,7 +81,7 @@ class Adam(Optimizer):
                     bc1, bc2_sqrt = 1.0 - b1 ** step, math.sqrt(1.0 - b2 ** step)
                 m, v = st["exp_avg"], st["exp_avg_sq"]
                 vmax = st["max_exp_avg_sq"] if amsgrad else None
-                ops = update_ops(p, g, m, v, vmax) if trusted and not capturing else Tensor
+                ops = update_ops(p, g, m, v, vmax) if trusted and not on_device else Tensor
                 if maximize:
                     g = ops.neg(g)
                 if wd:
@@ -93,7 +96,7 @@ class Adam(Optimizer):
                     ops.copy_(vmax, ops.maximum(vmax, v))
                     v = vmax
                 denom = ops.add_(ops.div_(ops.sqrt(v), bc2_sqrt), eps)
-                if capturing:
+                if on_device:
                     ops.sub_(p, ops.mul(ops.div(m, denom), lr / bc1))
                 else:
                     ops.addcdiv_(p, m, denom, value=-lr / bc1)

@@ -374,3 +374,59 @@ def test_an_exception_leaves_the_work_before_it_done(device):
         w.__exit__(None, None, None)
     assert capture_hooks.active() is None
     assert type(ot.ones(1, device=device)._device.backend).__name__ != "_DeferringProxy"
+
+
+def test_adamw_step_with_clipping_and_a_logged_loss(device):
+    """A transformer-style step: AdamW, clip_grad_norm_, loss.item() before backward. The
+    second capture (warm caches, optimizer state present) serves every later call."""
+    net = _mlp(device)
+    ref = copy.deepcopy(net)
+
+    def make(model):
+        opt = ot.optim.AdamW(model.parameters(), lr=1e-2)
+        logs: list = []
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            logs.append(loss.item())
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+            opt.step()
+            return loss
+        return step, logs
+    (sc_step, logs_c), (se_step, logs_e) = make(net), make(ref)
+    cstep = ot.compile(sc_step)
+    ot.manual_seed(3)
+    x, y = ot.randn(16, 8, device=device), ot.randint(0, 3, (16,), device=device)
+    w = _quiet()
+    try:
+        for _ in range(8):
+            cstep(x, y)
+            se_step(x, y)
+    finally:
+        w.__exit__(None, None, None)
+    np.testing.assert_allclose(logs_c, logs_e, rtol=1e-5, atol=1e-6)
+    for pc, pe in zip(net.parameters(), ref.parameters()):
+        _close(pc, pe, exact=False)
+    sc = _busiest(cstep)
+    assert sc.calls >= 5 and sc.divergences == 0
+
+
+def test_eager_adam_steps_between_compiled_ones_match_pure_eager(device):
+    """Adam's device step count stays on the device for eager steps after compiled ones."""
+    p = nn.Parameter(ot.linspace(-1, 1, 6, device=device))
+    q = nn.Parameter(ot.linspace(-1, 1, 6, device=device))
+    op, oq = ot.optim.Adam([p], lr=0.1), ot.optim.Adam([q], lr=0.1)
+
+    def make(param, opt):
+        def step():
+            opt.zero_grad()
+            (param * param).sum().backward()
+            opt.step()
+        return step
+    cstep, estep, ref = ot.compile(make(p, op)), make(p, op), make(q, oq)
+    for i in range(8):
+        (cstep if i % 3 else estep)()
+        ref()
+        _close(p, q, exact=False)

@@ -46,8 +46,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 # ------------------------------------------------------------------------ workloads
-def mlp_step(device: str, compiled: bool):
-    """A ready-to-call MLP training step on ``device`` (compiled: traced and planned)."""
+def mlp_step(device: str, compiled: bool, log_item: bool = False):
+    """A ready-to-call MLP training step on ``device`` (compiled: traced and planned;
+    ``log_item``: the step logs ``loss.item()`` before its backward, a graph break)."""
     import omnitensor.nn.functional as F
     from omnitensor import nn
     ot.manual_seed(0)
@@ -58,15 +59,20 @@ def mlp_step(device: str, compiled: bool):
     x = ot.tensor(rng.standard_normal((64, 64)).astype(np.float32), device=device)
     y = ot.tensor(rng.integers(0, 10, 64), device=device)
 
+    log: list = []
+
     def step(x, y):
         opt.zero_grad()
         loss = F.cross_entropy(m(x), y)
+        if log_item:
+            log.append(loss.item())
         loss.backward()
         opt.step()
         return loss
     fn = ot.compile(step) if compiled else step
-    for _ in range(3):
-        fn(x, y)
+    for _ in range(3 if not log_item else 12):   # (a split key probes eager over its
+        fn(x, y)                                 # first calls: compiler.config.segments)
+        del log[:]
     return lambda: fn(x, y)
 
 
@@ -319,7 +325,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="few repeats (development)")
     ap.add_argument("--peers-python", default=os.environ.get("OMNITENSOR_PEERS_PYTHON"),
                     help="an interpreter with jax and tinygrad (not omnitensor's deps)")
-    ap.add_argument("--rows", default="mlp,chain,tiny,first")
+    ap.add_argument("--rows", default="mlp,break,chain,tiny,first")
     args = ap.parse_args()
     reps = 5 if args.quick else 15
     rows = set(args.rows.split(","))
@@ -365,6 +371,26 @@ def main() -> None:
         table.append(("MLP step", "best compiled / tinygrad TinyJit (CL)",
                       "-" if tg is None or best is None else f"{best / tg:.2f}x (target < 1x)",
                       verdict(None if tg is None or best is None else best / tg, 0.999)))
+
+    if "break" in rows:   # no target in the issue: how much segments recover
+        from omnitensor import compiler
+        for d in devs:
+            # forced (config.segments = True); the default policy measures both per key
+            # and keeps the faster, so users get min(segments, eager)
+            old, compiler.config.segments = compiler.config.segments, True
+            try:
+                fns = {"eager": mlp_step(d, False, True), "segments": mlp_step(d, True, True),
+                       "compiled, no break": mlp_step(d, True, False)}
+                sy = sync_of(d)
+                t = interleaved(fns, repeats=reps, syncs={k: sy for k in fns})
+            finally:
+                compiler.config.segments = old
+            for k, v in t.items():
+                print(f"  MLP step with loss.item() {d} {k:18s} {fmt_time(v)}")
+            table.append(("MLP step, loss.item() before backward", f"segments (forced) / eager, {d}",
+                          f"{t['segments'] / t['eager']:.2f}x ({fmt_time(t['segments'])} vs "
+                          f"{fmt_time(t['eager'])}; no break {fmt_time(t['compiled, no break'])})",
+                          "no target"))
 
     if "chain" in rows:
         n = 1 << 20

@@ -3,9 +3,10 @@
 On a device whose ``matmul`` primitive is omnitensor's generated GEMM
 (``Backend.generated_gemm``: ``opencl``), a 2-D float32/float64 matmul opens a group whose
 first step is a :class:`~.spec.Matmul`. The planner's elementwise rules then grow it as they
-grow any group over the product's (M, N) space: the bias add (written in place into the
-product, ``add(y, b, out=y)``), activations, casts, scaling, a gradient's chain, even an
-optimizer's update of the weight gradient. One kernel computes the product and runs that
+grow any group over the product's (M, N) space (or a (..., N) reshape of it: a linear
+layer on 3-D inputs): the bias add (written in place into the product, ``add(y, b,
+out=y)``), activations, casts, scaling, a gradient's chain, even an optimizer's update of
+the weight gradient. One kernel computes the product and runs that
 chain on each element before the store (``kernels.gemm``'s epilogue hook); values the
 plan still reads elsewhere (the product itself, a saved activation) are stored too, so a
 product used twice stays correct. Library matmuls (BLAS, oneMKL, cuBLAS) never open one.
@@ -19,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import table
-from .spec import Matmul
+from .spec import Matmul, is_contiguous
 from .table import is_value as _is_value
 
 
@@ -62,6 +63,30 @@ def open_group(p: Any, i: int, node: Any) -> Any:
     return g
 
 
+def folds_onto(g: Any, shape: tuple, operands: list) -> bool:
+    """Whether an elementwise op over ``shape`` can run in GEMM group ``g``'s (M, N) space:
+    ``shape`` is (..., N) with M elements in front (a linear layer on (B, T, K) inputs
+    multiplies (B*T, K) and reshapes the product back), its operands all of that shape."""
+    if not g.gemm or len(shape) <= 2 or shape[-1] != g.space[1]:
+        return False
+    m = 1
+    for n in shape[:-1]:
+        m *= n
+    return m == g.space[0] and all(tuple(a.shape) == shape for a in operands if _is_value(a))
+
+
+def onto_product(shape: tuple, strides: tuple, space: tuple) -> tuple[int, int] | None:
+    """The (row, column) strides over the product's (M, N) ``space`` of an operand laid
+    out with ``strides`` over ``shape`` = (..., N), when its leading axes walk as one (a
+    contiguous or broadcast batch), else None."""
+    if shape[-1] != space[1]:
+        return None
+    for d in range(len(shape) - 2):
+        if shape[d] != 1 and strides[d] != strides[d + 1] * shape[d + 1]:
+            return None
+    return strides[-2], strides[-1]
+
+
 def merge_order(same: list) -> list:
     """The open groups a node's operands come from that may merge (the first absorbs the
     rest): a GEMM group first; never two GEMM groups, nor a group writing into the GEMM's
@@ -74,8 +99,31 @@ def merge_order(same: list) -> list:
 
 
 def rewrites_own(p: Any, g: Any, buf: Any, phase: str) -> bool:
-    """Whether an in-place write into ``buf``, a value GEMM group ``g`` computed and has
-    not stored (the bias add into the product), may become a new temporary standing for
-    that memory: nothing outside has read it (``g`` would be sealed) and ``buf`` is the
-    whole value, not a view."""
-    return g.gemm and not g.sealed and g.local[buf.id][1] == phase and p.lay(buf)[0] == buf.id
+    """Whether an in-place write into ``buf`` (the bias add into the product, an in-place
+    activation after it) may become a new temporary of GEMM group ``g`` standing for that
+    memory: ``buf`` is, or views in order, a whole value ``g`` computed into memory of its
+    own (not an external buffer it writes), and nothing outside has read it yet (``g``
+    would be sealed)."""
+    if not g.gemm or g.sealed:
+        return False
+    base, shape, st = p.lay(buf)
+    loc = g.local.get(base)
+    if loc is None or loc[1] != phase or base in {w[2] for w in g.writes}:
+        return False
+    n = 1
+    for d in shape:
+        n *= d
+    m = 1
+    for d in p.shapes[base]:
+        m *= d
+    return n == m and is_contiguous(shape, st)
+
+
+def rewritten(p: Any, g: Any, buf: Any, out: Any, temp: int, phase: str) -> None:
+    """After such a write (its result ``out``, temporary ``temp``): every value of ``g``
+    in that memory (the product, earlier in-place results) now reads ``temp``."""
+    mem = p.root.get(buf.id, buf.id)
+    p.root[out.id] = mem
+    for vid in list(g.local):
+        if p.root.get(vid, vid) == mem:
+            g.local[vid] = (temp, phase)

@@ -153,8 +153,27 @@ def _launch(p: _planner.Planned, steps: list, views: dict[int, Node], make: Any,
     spec = coalesce(p.spec)
     fn = make(spec, n_in, fresh, out_args, inplace_args, fallback, device) if handle is None \
         else make(spec, n_in, fresh, out_args, inplace_args, fallback, device, handle)
+    reshaped = [(k, tuple(v.shape)) for k, (v, arg) in enumerate(p.outputs)
+                if arg >= n_in and tuple(v.shape) != tuple(p.fresh[arg - n_in].shape)]
+    if reshaped:  # values in one memory, seen with another shape (a GEMM's (B, T, N) result)
+        fn = _reshaping(fn, reshaped, device, len(outputs))
     name = "fused_gemm" if spec.gemm is not None else "fused"
     return Launch(fn, inputs, outputs, name=f"{name}[{len(p.members)}]", writes=writes)
+
+
+def _reshaping(fn: Any, reshaped: list[tuple[int, tuple]], device: Any, n_out: int
+               ) -> Callable[..., Any]:
+    """``fn`` with outputs ``k`` of ``reshaped`` returned as views of their array in
+    ``shape``."""
+    reshape = device.backend.reshape
+
+    def run(*arrays: Any) -> Any:
+        res = fn(*arrays)
+        outs = [res] if n_out == 1 else list(res)
+        for k, shape in reshaped:
+            outs[k] = reshape(outs[k], shape)
+        return outs[0] if n_out == 1 else tuple(outs)
+    return run
 
 
 def _value_of(vid: int, steps: list, p: _planner.Planned) -> Value:

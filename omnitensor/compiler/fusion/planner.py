@@ -128,9 +128,15 @@ class Planner:
         base, shape, st = self.lay(v)
         if phase == "p":
             if shape != g.space:
-                if len(shape) > len(g.space):
+                if g.gemm and len(shape) > len(g.space):  # (B, T, N) over the (M, N) product
+                    folded = gemm.onto_product(shape, st, g.space)
+                    if folded is None:
+                        return None
+                    st = folded
+                elif len(shape) > len(g.space):
                     return None
-                st = _bcast(shape, st, g.space)
+                else:
+                    st = _bcast(shape, st, g.space)
             ident = st == c_strides(g.space) and _numel(self._shape_of(base)) == _numel(g.space)
         else:
             if _numel(shape) != g.rnumel or not is_contiguous(shape, st):
@@ -252,7 +258,7 @@ class Planner:
         for h in same[1:]:
             self.merge(same[0], h)
         for g in self._candidates(node):
-            if g.phase == "p" and g.space == shape:
+            if g.phase == "p" and (g.space == shape or gemm.folds_onto(g, shape, operands)):
                 got = self.add_ew(g, i, node, opname, operands, in_dtype, buf, "p")
             elif g.phase == "e" and _numel(shape) == g.rnumel:
                 got = self.add_ew(g, i, node, opname, operands, in_dtype, buf, "e")
@@ -329,13 +335,13 @@ class Planner:
         target = None
         if buf is not None:
             target = buf.id
-            if buf.id in g.local:
+            if gemm.rewrites_own(self, g, buf, phase):
+                target = None  # the bias add into the product: a new temporary for it
+            elif buf.id in g.local:
                 # a second write into a buffer this group already wrote (buf.mul_(m).add_(g)):
                 # the kernel stores into the same argument again
                 prior = [w for w in g.writes if w[2] == buf.id]
-                if not prior and gemm.rewrites_own(self, g, buf, phase):
-                    target = None  # the bias add into the product: a new temporary for it
-                elif not prior or g.local[buf.id][1] != phase:
+                if not prior or g.local[buf.id][1] != phase:
                     g.loads, g.load_list, g.args, g.load_roots = saved
                     return False
                 else:
@@ -360,9 +366,8 @@ class Planner:
         g.members.append(i)
         g.n_compute += 1
         self.node_group[i] = g
-        if buf is not None and target is None:  # the old value's memory now holds this one
-            g.local[buf.id] = (temp, phase)
-            self.root[out.id] = self.root.get(buf.id, buf.id)
+        if buf is not None and target is None:  # that memory now holds this value
+            gemm.rewritten(self, g, buf, out, temp, phase)
         if buf is not None and target is not None:
             if target not in g.args:
                 g.args.append(target)

@@ -23,6 +23,8 @@ naming the user's line. A changed guard retraces; after ``config.cache_size_limi
 from __future__ import annotations
 
 import functools
+import os
+import threading
 import warnings
 import weakref
 from typing import Any, Callable
@@ -56,6 +58,10 @@ class _Config:
     #: when they measure faster than eager for that key (``compiler/segments.py``); True
     #: always splits; False runs such calls eagerly
     segments: bool | None = None
+    #: a new key replays unfused at once while its fused kernels are compiled (numba,
+    #: OpenCL, dpctl) on a background thread; the fused plan replaces it when ready. False
+    #: (or ``OMNITENSOR_COMPILE_BACKGROUND=0``) builds them before the first replay
+    fuse_in_background: bool = os.environ.get("OMNITENSOR_COMPILE_BACKGROUND", "1") != "0"
 
 
 config = _Config()
@@ -83,6 +89,8 @@ class _Entry:
         self.aot_inputs: list[str] = []
         self.n_extra = 0
         self.segments: segments.SegmentedCall | None = None   # a call with graph breaks
+        self.upgrade: threading.Thread | None = None   # building the fused plan
+        self.upgrade_error: str | None = None
 
 
 class CompiledFunction:
@@ -325,6 +333,17 @@ class CompiledFunction:
             e.aot_outs = [out_index[id(t)] for t in rg]
             e.aot_inputs = [names0[id(t)] for t, _v in sp.diff_inputs]
             e.n_extra = len(extra)
+        if sp is None and config.fuse is not False and config.fuse_in_background and (
+                _fuser() is not None or replay.PLANNERS) and _concurrent_build(graph.device):
+            # tiered: replay unfused now, swap in the fused plan when its kernels are built
+            try:
+                e.plan = replay.build_plan(graph, generators=gens, passes=())
+            except Exception as err2:  # noqa: BLE001 - a plan we cannot build runs eagerly
+                e.reason = f"the captured graph cannot be planned ({err2})"
+                return result
+            e.upgrade = _upgrade_later(e, graph, gens)
+            self._finish_entry(e, graph, outs, rec, d0)
+            return result
         fuse = _fuser() if sp is None else None
         if fuse is not None:
             try:
@@ -345,6 +364,12 @@ class CompiledFunction:
             except Exception as err2:  # noqa: BLE001 - a plan we cannot build runs eagerly
                 e.reason = f"the captured graph cannot be planned ({err2})"
                 return result
+        self._finish_entry(e, graph, outs, rec, d0)
+        return result
+
+    @staticmethod
+    def _finish_entry(e: _Entry, graph: Graph, outs: list, rec: capture.Recorder,
+                      d0: Discovery) -> None:
         e.graph = graph
         e.n_out = len(outs)
         names = {id(t): n for n, t in d0.tensors.items()}
@@ -353,7 +378,18 @@ class CompiledFunction:
                 e.inputs.append((names[id(owner)], None))
             else:
                 e.inputs.append((None, arr))
-        return result
+
+    def wait_for_kernels(self, timeout: float | None = None) -> bool:
+        """Wait until the fused plans being built in the background
+        (``config.fuse_in_background``) replace the unfused ones; True when none is left
+        building."""
+        for e in list(self._cache.values()):
+            t = e.upgrade
+            if t is not None:
+                t.join(timeout)
+                if t.is_alive():
+                    return False
+        return True
 
     @staticmethod
     def _outputs_needing_backward(result: Any, d0: Discovery, start_slots: dict,
@@ -454,6 +490,37 @@ class CompiledFunction:
 
 class _NotGraph(Exception):
     pass
+
+
+def _concurrent_build(device: str) -> bool:
+    """Whether the device's fused kernels may be built while replays run (its fusion
+    module's ``CONCURRENT_BUILD``, default True); the first call of _fuser imported the
+    fusion package."""
+    import importlib
+    kind = device.split(":")[0]
+    try:
+        mod = importlib.import_module(f"{__package__}.fusion.{kind}")
+    except ImportError:
+        return True
+    return bool(getattr(mod, "CONCURRENT_BUILD", True))
+
+
+def _upgrade_later(e: _Entry, graph: Graph, gens: dict) -> threading.Thread:
+    """Build ``graph``'s fused plan on a thread; it replaces ``e.plan`` when done (an
+    assignment: a replay reads ``e.plan`` once per call). A failure keeps the unfused plan
+    and is kept in ``e.upgrade_error``."""
+    def build() -> None:
+        try:
+            fuse = _fuser()
+            plan = replay.build_plan(graph if fuse is None else fuse(graph),
+                                     generators=gens, passes=None)
+        except Exception as err:  # noqa: BLE001 - fusion is an optimisation
+            e.upgrade_error = repr(err)
+            return
+        e.plan = plan
+    t = threading.Thread(target=build, name="omnitensor-fusion", daemon=True)
+    t.start()
+    return t
 
 
 def _fuser() -> Callable[[Graph], Graph] | None:

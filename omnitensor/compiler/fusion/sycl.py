@@ -20,6 +20,12 @@ from . import render
 from .launcher import FusedLauncher
 from .spec import KernelSpec
 
+#: whether compile may build these kernels on a background thread while the first replays
+#: run unfused (``compiler.config.fuse_in_background``): measured no here, the first
+#: unfused replay then took 8.4 s instead of 0.01 s (the builds and the replay's dpnp
+#: calls serialise on the runtime), so sycl builds before the first replay
+CONCURRENT_BUILD = False
+
 _PROGRAMS: dict[tuple, Any] = {}
 _ZERO = ctypes.c_longlong(0)
 

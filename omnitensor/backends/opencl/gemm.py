@@ -115,14 +115,19 @@ def pack(st: Any, t: CType, a: tuple, b: tuple, nbt: int, M: int, N: int, Kd: in
         bp = new(st, (nbt * tn * Kd * w,), t.np)
     else:
         ap, bp = into
-    ka = _kernel(st, f"packa_{t.key}", t)
+    ka, kb = pack_kernels(st, t)
     set_mem(ka, (0, ap.data, 1, a[0], 9, lay))
     set_bytes(ka, (2, pack_i64(a[1]), 3, pack_i64(a[2]), 4, pack_i64(a[3]),
                    5, pack_i64(M), 6, pack_i64(Kd), 7, pack_i64(tm), 8, pack_i64(nbt * tm)))
     run_items(st, ka, nbt * tm)
-    kb = _kernel(st, f"packb_{t.key}", t)
     set_mem(kb, (0, bp.data, 1, b[0], 9, lay))
     set_bytes(kb, (2, pack_i64(b[1]), 3, pack_i64(b[2]), 4, pack_i64(b[3]),
                    5, pack_i64(N), 6, pack_i64(Kd), 7, pack_i64(tn), 8, pack_i64(nbt * tn)))
     run_items(st, kb, nbt * tn)
     return ap, bp
+
+
+def pack_kernels(st: Any, t: CType) -> tuple[Any, Any]:
+    """The packing kernels of type ``t`` (built on first use: call it when planning to
+    keep the build off the first launch)."""
+    return _kernel(st, f"packa_{t.key}", t), _kernel(st, f"packb_{t.key}", t)

@@ -117,6 +117,8 @@ class Kernel(FusedLauncher):
         self.t = BY_NP[np.dtype(mm.dtype)]
         self.mnk = (spec.shape[0], spec.shape[1], mm.k)
         self.fast = render.uses_fast_gemm(spec, OPENCL_C)
+        if self.fast:
+            cl_gemm.pack_kernels(st, self.t)  # built while planning, not at the first launch
         self.first = n_params(self.fast, with_c=False)
         self.lay = cl_gemm.batch_layout(st, (), (), ())
         groups, tpw, tm, tn, total = cl_gemm.grid(st, self.t, self.fast, 1, spec.shape[0],

@@ -459,7 +459,13 @@ class _Session:
     def _flush(self, seg: _Segment) -> None:
         if seg.plan is None:
             return
-        res = seg.plan([self.py[v] for v in seg.inputs])
+        try:
+            res = seg.plan([self.py[v] for v in seg.inputs])
+        except BaseException:
+            # a check failed inside the plan (cross_entropy's target range): what ran before
+            # it stays done, as in eager; nothing is run again
+            self.diverged = True
+            raise
         views = self.owner.view_ids
         for (v, label), r in zip(seg.outs, res):
             dst = self.py[v]

@@ -430,3 +430,30 @@ def test_eager_adam_steps_between_compiled_ones_match_pure_eager(device):
         (cstep if i % 3 else estep)()
         ref()
         _close(p, q, exact=False)
+
+
+def test_a_failed_check_inside_a_plan_runs_nothing_twice(device):
+    """Work before a failed validation stays done exactly once, as in eager."""
+    p = nn.Parameter(ot.zeros(3, device=device))
+
+    def f(logits, target):
+        s = logits.sum().item()              # break: the next segment holds both
+        with ot.no_grad():
+            p.add_(1.0)                      # an in-place update before the check
+        return F.cross_entropy(logits, target) + s
+    cf = ot.compile(f)
+    logits = ot.zeros(4, 3, device=device)
+    good = ot.tensor([0, 1, 2, 1], device=device)
+    bad = ot.tensor([0, 1, 9, 1], device=device)
+    w = _quiet()
+    try:
+        for _ in range(4):
+            cf(logits, good)
+        before = p.tolist()
+        with pytest.raises((RuntimeError, IndexError), match="out of bounds"):
+            cf(logits, bad)
+        assert p.tolist() == [v + 1 for v in before]
+        cf(logits, good)
+        assert p.tolist() == [v + 2 for v in before]
+    finally:
+        w.__exit__(None, None, None)

@@ -252,3 +252,19 @@ def test_cuda_source_is_valid_cxx(tmp_path):
         r = subprocess.run([cxx, "-fsyntax-only", "-x", "c++", "-I", str(tmp_path), "-"],
                            input=src, text=True, capture_output=True)
         assert r.returncode == 0, r.stderr + src
+
+
+def test_plans_sharing_one_kernel_keep_their_own_arguments(device):
+    """Two compiled functions with the same fused group share one built kernel (one
+    program per source); each launch must set its own offsets, not reuse the other's."""
+    def body(x):
+        return (x * 2 + 1).exp() - x
+    f1, f2 = ot.compile(body), ot.compile(body)
+    base = ot.linspace(0, 1, 64, device=device)
+    a, b = base[0:32], base[32:64]
+    for _ in range(4):
+        r1, r2 = f1(a), f2(b)
+        np.testing.assert_allclose(np.asarray(r1.tolist()), np.asarray(body(a).tolist()),
+                                   rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(r2.tolist()), np.asarray(body(b).tolist()),
+                                   rtol=1e-6)

@@ -31,6 +31,8 @@ from .launcher import FusedLauncher
 from .spec import KernelSpec
 
 _LONG = struct.Struct("=q")
+#: id(kernel) -> (id(launcher), offsets...) of the arguments last set on that kernel
+_LAST_SET: dict[int, tuple] = {}
 
 
 class Kernel(FusedLauncher):
@@ -60,7 +62,6 @@ class Kernel(FusedLauncher):
         self.reduce = spec.is_reduce
         self.gemm = spec.gemm
         self.first = 0  # the index of a0 among the kernel's parameters
-        self.last_offs: tuple | None = None
         if self.gemm is not None:
             self._gemm_setup(spec)
             return
@@ -95,14 +96,16 @@ class Kernel(FusedLauncher):
         for i, a in enumerate(arrs):
             mem += (f + i, a.data)
         cl_launch.set_mem(k, tuple(mem))
-        offs = tuple(a.offset for a in arrs)
-        if offs != self.last_offs or self.gemm is not None:  # arguments persist
+        offs = (id(self),) + tuple(a.offset for a in arrs)
+        # arguments persist on the kernel, which launchers of identical source share (one
+        # program per source): skip setting them only when this launcher set these last
+        if _LAST_SET.get(id(k)) != offs or self.gemm is not None:
             n = f + self.nargs
             pairs: list[Any] = []
-            for i, o in enumerate(offs):
+            for i, o in enumerate(offs[1:]):
                 pairs += (n + i, _LONG.pack(o))
             cl_launch.set_bytes(k, tuple(pairs) + self.extra)
-            self.last_offs = offs
+            _LAST_SET[id(k)] = offs
         if self.gemm is not None:
             cl_launch.run_items(st, k, self.gsize[0])
         else:

@@ -165,14 +165,15 @@ def int_scalar_as_array(fn: Any) -> Any:
     """Wrap a binary dpnp function so that a Python int (or bool) operand of an integer or
     bool array becomes an array of the array's shape and dtype (``dpnp.full_like``) first.
 
-    Why: dpnp 0.20 binary kernels of an integer array and a Python int (or a 0-d integer
-    array) leak host memory when the queue is not waited right after each call: plain
-    ``dpnp.not_equal(x_int64, -100)`` grows RSS by ~110-140 B a call over 16,000 calls
-    with a ``queue.wait()`` every 100 calls (flat with a wait after every call), while the
-    same comparison with a ``full_like`` operand, or of float32 with a float scalar, stays
-    flat (<1 B a call). ``cross_entropy``'s ``ne(target, ignore_index)`` hit it every
-    training step. The fill costs one contiguous kernel; the result is the same (dpnp's
-    weak-scalar rule gives the array's dtype too). Out-of-range scalars keep dpnp's path."""
+    Why: plain ``dpnp.not_equal(x_int64, -100)`` grows the heap by ~80-140 B a call (16,000
+    calls, a ``queue.wait()`` every 100), the same comparison with a ``full_like`` operand by
+    <1-20 B. The cause is Intel's OpenCL CPU runtime: its ``Context::USMFree`` leaves an
+    80-byte map node behind for every distinct USM address it frees, and dpnp's path for a
+    Python int makes tiny USM temporaries, which glibc keeps placing at new addresses (see
+    ``tests/soak/sycl_leak_repro.py``). ``cross_entropy``'s ``ne(target, ignore_index)``
+    hit it every training step. The fill costs one contiguous kernel; the result is the same
+    (dpnp's weak-scalar rule gives the array's dtype too). Out-of-range scalars keep dpnp's
+    path."""
     def call(a: Any, b: Any, out: Any = None) -> Any:
         if type(b) in _PY_INTS and _fits(a, b):
             b = dpnp.full_like(a, b)

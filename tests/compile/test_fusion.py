@@ -12,6 +12,8 @@ from omnitensor.compiler import capture, replay
 from omnitensor.compiler.fusion import fusion_pass, plan
 from omnitensor.compiler.replay import Launch
 
+from compile_models import sgd_steps
+
 pytest.importorskip("numba")
 
 
@@ -113,20 +115,8 @@ def _mlp_run(device, compiled, steps=4, fusion="1", monkeypatch=None):
     ot.manual_seed(0)
     m = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
                       nn.Linear(256, 10)).to(device)
-    opt = ot.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
-    rng = np.random.default_rng(0)
-    X = ot.tensor(rng.standard_normal((64, 64)).astype(np.float32), device=device)
-    Y = ot.tensor(rng.integers(0, 10, 64), device=device)
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(m(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    f = ot.compile(step) if compiled else step
-    losses = [float(f(X, Y)) for _ in range(steps)]
-    return losses, [p.detach().cpu().numpy() for p in m.parameters()], f
+    losses, params, _grads, f = sgd_steps(m, device, compiled, steps)
+    return losses, params, f
 
 
 def test_mlp_sgd_momentum_step_fused_matches_eager(device, monkeypatch):

@@ -16,6 +16,8 @@ from omnitensor.compiler import capture, replay
 from omnitensor.compiler.fusion import fusion_pass, gemm_epilogue_pass, plan
 from omnitensor.compiler.replay import Launch
 
+from compile_models import sgd_steps
+
 ACTS = {"relu": nn.ReLU, "gelu": nn.GELU, "tanh": nn.Tanh}
 
 
@@ -75,22 +77,7 @@ def test_compiled_mlp_forward_equals_eager_and_torch(device, act):
 
 def _train(device, act, compiled, steps=4):
     ot.compiler.reset()
-    m = _mlp(device, act)
-    opt = ot.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
-    rng = np.random.default_rng(0)
-    X = ot.tensor(rng.standard_normal((64, 64)).astype(np.float32), device=device)
-    Y = ot.tensor(rng.integers(0, 10, 64), device=device)
-
-    def step(x, y):
-        opt.zero_grad()
-        loss = F.cross_entropy(m(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    f = ot.compile(step) if compiled else step
-    losses = [float(f(X, Y)) for _ in range(steps)]
-    return (losses, [p.detach().cpu().numpy() for p in m.parameters()],
-            [p.grad.cpu().numpy() for p in m.parameters()], f)
+    return sgd_steps(_mlp(device, act), device, compiled, steps)
 
 
 @pytest.mark.parametrize("act", sorted(ACTS))

@@ -106,6 +106,7 @@ class CompiledFunction:
         self._limit_warned = False
         self._warned: set[str] = set()
         self._last_segmented: segments.SegmentedCall | None = None
+        self._served: segments.SegmentedCall | None = None   # the last that served a call
         self._speculation_misses = 0
         self._segmented_calls = 0     # calls the last segmented capture served unguarded
         self._retraced: set[Any] = set()
@@ -125,6 +126,8 @@ class CompiledFunction:
             result = sc(fn, args, kwargs, config.segments)
             if sc.divergences == before:
                 self._segmented_calls += 1
+                self._speculation_misses = 0   # (a print every N calls must not end it)
+                self._served = sc
                 return result
             sc.divergences = before   # it finished eagerly; the next call looks up its key
             self._speculation_misses += 1
@@ -144,6 +147,21 @@ class CompiledFunction:
             return result
         if entry is not None:
             return self._replay(entry, d)
+        sc = self._served
+        if sc is not None and self._speculation_misses < 4:
+            # a new key (another scalar argument: a batch number) after one call took
+            # another path: the capture that served before goes first again, unguarded
+            before = sc.divergences
+            result = sc(fn, args, kwargs, config.segments)
+            if sc.divergences == before:
+                self._segmented_calls += 1
+                self._speculation_misses = 0
+                self._last_segmented = sc
+                return result
+            sc.divergences = before
+            self._speculation_misses += 1
+            self._served = None            # the next new key is traced
+            return result
         if self.traces >= config.cache_size_limit:
             if not self._limit_warned:
                 self._limit_warned = True
@@ -182,7 +200,8 @@ class CompiledFunction:
         result = sc(self._fn, args, kwargs, config.segments)
         e.replays += 1
         if sc.divergences == before:
-            self._last_segmented = sc
+            self._last_segmented = self._served = sc
+            self._speculation_misses = 0
             return result
         if key not in self._retraced:
             # the capture may have filled caches (a class range, autocast casts) that later
@@ -191,7 +210,11 @@ class CompiledFunction:
             del self._cache[key]
             if self._last_segmented is sc:
                 self._last_segmented = None
+            if self._served is sc:
+                self._served = None
         else:   # this key's path depends on data: eager from now on
+            if self._served is sc:
+                self._served = None
             e.segments = None
             e.reason = f"the call takes another path after its graph breaks ({sc.diverged_at})"
             if e.reason not in self._warned:
@@ -482,7 +505,7 @@ class CompiledFunction:
         self.traces = 0
         self._limit_warned = False
         self._warned.clear()
-        self._last_segmented = None
+        self._last_segmented = self._served = None
         self._speculation_misses = 0
         self._segmented_calls = 0
         self._retraced.clear()

@@ -54,3 +54,27 @@ def test_low_precision_casts_round_in_a_fused_segment(device, dt):
         _same(a, b)
         assert va == pytest.approx(vb, rel=1e-6)
     assert _segmented_calls(cf) >= 2
+
+
+def test_an_occasional_other_path_keeps_serving_segments(device):
+    """A training step logging every few batches (``if batch % 3 == 0: print``) with the
+    batch number as an argument: each number is another guard key, so the segmented
+    capture must keep serving unguarded after an occasional divergence (it retraced every
+    key until the cache limit, then ran eagerly)."""
+    log_c, log_e = [], []
+
+    def make(log):
+        def step(x, batch):
+            y = (x * 2).sum()
+            log.append(y.item())
+            if batch % 3 == 0:
+                log.append(float((y + 1).item()))
+            return y * 3
+        return step
+    cf, fe = ot.compile(make(log_c)), make(log_e)
+    x = ot.arange(6.0, device=device).reshape(2, 3)
+    for b in range(1, 25):
+        _same(cf(x + b, b), fe(x + b, b))
+    assert log_c == pytest.approx(log_e)
+    assert cf.traces <= 3, cf.cache_info()
+    assert cf.cache_info()["replays"] >= 12

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 import threading
 import time
 from typing import Any, Callable
@@ -58,6 +59,7 @@ class _Segment:
     plan: replay.Plan | None = None
     inputs: tuple[int, ...] = ()     # value ids the plan reads, in plan-input order
     outs: tuple[tuple[int, str | None], ...] = ()   # (value id, device label) to copy out
+    temps: tuple[int, ...] = ()      # values the program did not hold at the capture's break
 
 
 class _Draw:
@@ -91,6 +93,7 @@ class SegmentedCall:
         self.input_ids = frozenset(i.value.id for i in rec.inputs)
         self.divergences = 0
         self.calls = 0
+        self.held_temps = 0      # segments run node by node: the program held a temporary
         self.session: _Session | None = None
         self.diverged_at: str | None = None
         self.verdict: str | None = None        # "segments" or "eager" (policy=None)
@@ -149,6 +152,8 @@ class SegmentedCall:
             label = {o.id: n.device for n in self.nodes[seg.start:seg.end] for o in n.outputs}
             seg.inputs = tuple(reads)
             seg.outs = tuple((o.id, label[o.id]) for o in keep)
+            seg.temps = tuple(dict.fromkeys(o.id for o in here
+                                            if o.id not in live and o.id not in real_at))
             real_at.update(o.id for o in keep)
             if seg.end > seg.start:
                 seg.plan = self._plan(seg, list(reads.values()), keep, rec, fuse, passes)
@@ -244,6 +249,8 @@ class _Session:
         self.py: dict[int, Any] = {}            # value id -> the program's array
         self.vid: dict[int, int] = {}           # id(array) -> its latest value id
         self.keep: list[Any] = []               # arrays kept alive (ids stay unique)
+        self.binds: dict[int, int] = {}         # id(array) -> times bound (py, keep refs)
+        self.viewed: dict[int, int] = {}        # id(array) -> views of it in keep
         self.draws: dict[int, tuple] = {}
         self.diverged = False
         self.eager_here = owner.segments[0].eager   # this segment runs node by node
@@ -255,8 +262,15 @@ class _Session:
     # ----------------------------------------------------------- matching
     def _bind(self, v: Value, arr: Any) -> None:
         self.py[v.id] = arr
-        self.vid[id(arr)] = v.id
+        i = id(arr)
+        self.vid[i] = v.id
         self.keep.append(arr)
+        n = self.binds.get(i, 0)
+        self.binds[i] = n + 1
+        if not n:   # a view (NumPy's) references its base: keep's reference, not the program's
+            b = getattr(arr, "base", None)
+            if b is not None and id(b) in self.binds:
+                self.viewed[id(b)] = self.viewed.get(id(b), 0) + 1
 
     def _same(self, r: Any, a: Any) -> bool:
         if isinstance(r, Value):
@@ -435,7 +449,7 @@ class _Session:
             self.diverge("a graph break where the capture had none")
             return
         if not self.eager_here:
-            self._flush(seg)
+            self._flush_or_run(seg)
         self.k += 1
         self.eager_here = segs[self.k].eager
 
@@ -447,7 +461,7 @@ class _Session:
             self.diverge("the call ended elsewhere than the capture")
             return
         if not self.eager_here:
-            self._flush(segs[self.k])
+            self._flush_or_run(segs[self.k])
 
     def abandon(self) -> None:
         """The program raised: run what this segment deferred; nothing more."""
@@ -455,6 +469,39 @@ class _Session:
             self.diverged = True
             self._run_pending(self.owner.segments[self.k])
         self.diverged = True
+
+    def _flush_or_run(self, seg: _Segment) -> None:
+        """At a break: the segment's plan, unless the program now holds a value the capture
+        saw dropped (stored on some calls only: ``if step % 10 == 0: saved.append(h)``);
+        the plan never materializes those, so the segment's nodes run one by one then."""
+        if self._holds_a_temp(seg):
+            self.owner.held_temps += 1
+            if _DEBUG:
+                print("omnitensor segments: a value the capture dropped is held: eager "
+                      f"segment at {capture.user_location()}")
+            self._run_pending(seg)
+        else:
+            self._flush(seg)
+
+    def _holds_a_temp(self, seg: _Segment) -> bool:
+        py, binds, viewed, getrefcount = self.py, self.binds, self.viewed, sys.getrefcount
+        done = {id(py[v]) for v, _ in seg.outs}
+        for v in seg.temps:
+            a = py.get(v)
+            if a is None:
+                continue
+            i = id(a)
+            if i in done:
+                continue
+            done.add(i)
+            # references besides the program's: py and keep (one each per bind), views
+            # of it in keep, ``a`` and getrefcount's argument
+            if getrefcount(a) > 2 * binds.get(i, 0) + viewed.get(i, 0) + 2:
+                if _DEBUG:
+                    print("omnitensor segments: held:", v, getrefcount(a) - 2,
+                          binds.get(i, 0), viewed.get(i, 0))
+                return True
+        return False
 
     def _flush(self, seg: _Segment) -> None:
         if seg.plan is None:

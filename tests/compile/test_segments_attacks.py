@@ -78,3 +78,36 @@ def test_an_occasional_other_path_keeps_serving_segments(device):
     assert log_c == pytest.approx(log_e)
     assert cf.traces <= 3, cf.cache_info()
     assert cf.cache_info()["replays"] >= 12
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_a_value_held_on_some_calls_only_is_materialized(device, where):
+    """``if step % 2 == 0: saved.append(h)``: the capture saw ``h`` dropped at the break
+    (or at the end), so its plan never writes it; a later call that keeps it must still
+    hold its values (it held an uninitialised array: zeros or garbage)."""
+    def make(saved):
+        st = {"n": 0}
+
+        def f(x):
+            st["n"] += 1
+            if where == "after":
+                (x + 1).sum().item()
+            y = (x * 2).exp()
+            if st["n"] % 2 == 0:
+                saved.append(y)
+            s = (y + 1).sum()
+            del y
+            if where == "before":
+                s.item()
+            return s
+        return f
+    saved_c, saved_e = [], []
+    cf, fe = ot.compile(make(saved_c)), make(saved_e)
+    ot.manual_seed(0)
+    x = ot.randn(4, 3, device=device)
+    for i in range(6):
+        _same(cf(x + i / 4), fe(x + i / 4))
+    assert len(saved_c) == len(saved_e) == 3
+    for a, b in zip(saved_c, saved_e):
+        _same(a, b)
+    assert _segmented_calls(cf) >= 4

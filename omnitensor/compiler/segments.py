@@ -30,6 +30,7 @@ import math
 import sys
 import threading
 import time
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -254,6 +255,8 @@ class _Session:
         self.draws: dict[int, tuple] = {}
         self.diverged = False
         self.eager_here = owner.segments[0].eager   # this segment runs node by node
+        self.shared = False                     # host memory shared: eager to the end
+        self.exports: list[Any] = []            # weak refs to host arrays sharing memory
         self._loose = False                         # matching ignores scalars
         self.real: dict[str | None, Any] = {}   # device label -> real backend
         self.index: dict[str | None, int] = {}
@@ -343,6 +346,8 @@ class _Session:
              kwargs: dict) -> Any:
         if self.diverged or threading.get_ident() != self._thread:
             return fn(*args, **kwargs)
+        if self.exports and self._export_kept():
+            self.shared_memory()   # (an item() view is gone by now; a kept .numpy() is not)
         i = self.pos
         seg = self.owner.segments[self.k]
         n = self.nodes[i] if i < seg.end else None
@@ -451,7 +456,28 @@ class _Session:
         if not self.eager_here:
             self._flush_or_run(seg)
         self.k += 1
-        self.eager_here = segs[self.k].eager
+        self.eager_here = segs[self.k].eager or self.shared
+
+    def exported(self, r: Any) -> None:
+        """A host read returned ``r``: when it shares memory with a device array (``.numpy()``
+        on cpu, a DLPack export) and the program keeps it, the program may read it later
+        with no break, so from then on nothing is deferred (see :meth:`call`)."""
+        if self.diverged or self.shared or threading.get_ident() != self._thread:
+            return
+        try:
+            self.exports.append(weakref.ref(r))
+        except TypeError:   # no weak reference: assume it is kept
+            self.shared_memory()
+
+    def _export_kept(self) -> bool:
+        self.exports = [w for w in self.exports if w() is not None]
+        return bool(self.exports)
+
+    def shared_memory(self) -> None:
+        """The rest of the call runs node by node (what was deferred runs now)."""
+        if not self.eager_here:
+            self._run_pending(self.owner.segments[self.k])
+        self.shared = self.eager_here = True
 
     def finish(self) -> None:
         if self.diverged:
@@ -602,6 +628,18 @@ def _values_in(a: Any) -> list[Value]:
     return []
 
 
+#: breaks whose result shares memory with a device array (the program may read it later,
+#: with no break, or write into it)
+_SHARES = frozenset(("host_view", "dlpack_export", "from_dlpack"))
+
+
+def _shares(r: Any, args: tuple) -> bool:
+    """Whether ``to_numpy``'s result ``r`` is the device array's own memory (cpu)."""
+    x = args[0] if args else None
+    return (isinstance(r, np.ndarray) and isinstance(x, np.ndarray)
+            and (r is x or np.may_share_memory(r, x)))
+
+
 class _DeferringProxy:
     """Stands for one device's backend during a segmented replay."""
 
@@ -615,9 +653,16 @@ class _DeferringProxy:
         if not callable(attr) or name in capture._PASSTHROUGH:
             return attr
         if name in capture._BREAKS:
+            always = name in _SHARES
+
             def broken(*args: Any, **kwargs: Any) -> Any:
                 s.at_break()
-                return attr(*args, **kwargs)
+                r = attr(*args, **kwargs)
+                if always or (r is not None and _shares(r, args)):
+                    if r is args[0]:   # (cpu: the device array itself; a view of it
+                        r = r.view()   # is gone after .item(), kept with .numpy())
+                    s.exported(r)
+                return r
             w: Any = broken
         elif name == "hook":
             def hook(hname: str) -> Any:

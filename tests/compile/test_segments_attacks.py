@@ -111,3 +111,38 @@ def test_a_value_held_on_some_calls_only_is_materialized(device, where):
     for a, b in zip(saved_c, saved_e):
         _same(a, b)
     assert _segmented_calls(cf) >= 4
+
+
+def test_a_kept_numpy_view_sees_later_in_place_writes(device):
+    """``a = y.numpy()`` shares ``y``'s memory on cpu (as in torch): a later ``y.add_``
+    must show in ``a`` when the program reads it with no break (it read stale values)."""
+    def f(x):
+        y = x * 2
+        a = y.detach().numpy()
+        y.add_(1)
+        z = y * 3
+        first = float(a[0, 0])
+        return z, first, y.sum().item()
+    cf = ot.compile(f)
+    ot.manual_seed(0)
+    x = ot.randn(4, 3, device=device)
+    for i in range(4):
+        (zc, fc, sc), (ze, fe, se) = cf(x + i), f(x + i)
+        _same(zc, ze)
+        assert fc == pytest.approx(fe) and sc == pytest.approx(se, rel=1e-6)
+    assert _segmented_calls(cf) >= 2
+
+
+def test_item_alone_keeps_the_segments_compiled(device):
+    """``.item()`` on cpu reads the array's own memory too, but keeps nothing: the segments
+    after it stay compiled plans (not node by node)."""
+    def f(x):
+        y = (x * 2).sum()
+        v = y.item()
+        return (x + v).exp()
+    cf = ot.compile(f)
+    x = ot.arange(6.0, device=device).reshape(2, 3) / 10
+    for i in range(4):
+        _same(cf(x + i), f(x + i))
+    sc = next(e.segments for e in cf._cache.values() if e.segments is not None)
+    assert sc.session is not None and not sc.session.shared

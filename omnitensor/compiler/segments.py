@@ -257,6 +257,7 @@ class _Session:
         self.eager_here = owner.segments[0].eager   # this segment runs node by node
         self.shared = False                     # host memory shared: eager to the end
         self.exports: list[Any] = []            # weak refs to host arrays sharing memory
+        self.imports: list[Any] = []            # NumPy arrays from_numpy shares (cpu)
         self._loose = False                         # matching ignores scalars
         self.real: dict[str | None, Any] = {}   # device label -> real backend
         self.index: dict[str | None, int] = {}
@@ -348,6 +349,8 @@ class _Session:
             return fn(*args, **kwargs)
         if self.exports and self._export_kept():
             self.shared_memory()   # (an item() view is gone by now; a kept .numpy() is not)
+        if self.imports and self._import_kept():
+            self.shared_memory()
         i = self.pos
         seg = self.owner.segments[self.k]
         n = self.nodes[i] if i < seg.end else None
@@ -375,10 +378,14 @@ class _Session:
         if op == "random_bits":
             self.draws[i] = (args[1], args[2])
         kind = self.owner.kinds.get(i)
-        if self.eager_here or op in VIEW_OPS or isinstance(kind, int):
+        if self.eager_here or op in VIEW_OPS or isinstance(kind, int) or op == "from_numpy":
             result = fn(*args, **kwargs)
             if not self._bind_result(n, kind, args, kwargs, result):
                 self.diverge(f"{op} gave other shapes than the capture")
+            elif op == "from_numpy" and not self.shared and _shares(result, args):
+                # the device array is the program's NumPy array (cpu): it may read or
+                # write that array with no break (checked at the next primitive)
+                self.imports.append(args[0])
             return result
         if n.inplace_of is not None:
             target = kwargs["out"] if kwargs.get("out") is not None else args[0]
@@ -468,6 +475,18 @@ class _Session:
             self.exports.append(weakref.ref(r))
         except TypeError:   # no weak reference: assume it is kept
             self.shared_memory()
+
+    def _import_kept(self) -> bool:
+        """Whether the program holds a NumPy array a device array shares (``from_numpy``);
+        references besides the program's: the session's (py, keep, views of it)."""
+        binds, viewed, getrefcount = self.binds, self.viewed, sys.getrefcount
+        for a in self.imports:
+            i = id(a)
+            # (+ the list's entry, ``a`` and getrefcount's argument)
+            if getrefcount(a) > 2 * binds.get(i, 0) + viewed.get(i, 0) + 3:
+                return True
+        self.imports.clear()
+        return False
 
     def _export_kept(self) -> bool:
         self.exports = [w for w in self.exports if w() is not None]

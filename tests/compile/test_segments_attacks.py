@@ -146,3 +146,22 @@ def test_item_alone_keeps_the_segments_compiled(device):
         _same(cf(x + i), f(x + i))
     sc = next(e.segments for e in cf._cache.values() if e.segments is not None)
     assert sc.session is not None and not sc.session.shared
+
+
+def test_from_numpy_memory_stays_shared_across_deferred_writes():
+    """``t = from_numpy(a)`` shares ``a``'s memory on cpu: an in-place write into ``t``
+    after a break must show in ``a`` when the program reads ``a`` with no break (it read
+    zeros: the write was still deferred)."""
+    def f(x):
+        x.sum().item()
+        a = np.zeros(3, np.float32)
+        t = ot.from_numpy(a)
+        t.add_(x[0])
+        return t * 2, float(a.sum())
+    cf = ot.compile(f)
+    for i in range(4):
+        x = ot.arange(6.0).reshape(2, 3) + i
+        (tc, sc), (te, se) = cf(x), f(x)
+        _same(tc, te)
+        assert sc == se
+    assert _segmented_calls(cf) >= 2

@@ -93,6 +93,11 @@ class _Entry:
         self.upgrade_error: str | None = None
 
 
+#: held by the thread whose compiled call may swap the backends (a capture, a segmented
+#: replay); re-entrant for compiled calls nested in it
+_SWAPPING = threading.RLock()
+
+
 class CompiledFunction:
     """What ``omnitensor.compile(fn)`` returns for a function (see the module docstring)."""
 
@@ -118,6 +123,16 @@ class CompiledFunction:
         fn = self._fn
         if not config.enabled or capture_hooks.active() is not None:
             return fn(*args, **kwargs)   # nested in an outer capture: part of its graph
+        if not _SWAPPING.acquire(blocking=False):
+            # another thread captures or replays segments (the backends are swapped
+            # process-wide): this call runs eagerly, on the real backends
+            return fn(*args, **kwargs)
+        try:
+            return self._call(fn, args, kwargs)
+        finally:
+            _SWAPPING.release()
+
+    def _call(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         sc = self._last_segmented
         if sc is not None and self._speculation_misses < 4:
             # a segmented replay needs no guards (it checks every primitive against the

@@ -354,8 +354,11 @@ class _Session:
         i = self.pos
         seg = self.owner.segments[self.k]
         n = self.nodes[i] if i < seg.end else None
-        if n is None or n.op != op:
-            self.diverge(f"{op} where the capture had {n.op if n else 'a break'}")
+        if n is None or n.op != op or n.device != label:
+            # (another device than the capture's: a speculative replay is unguarded)
+            self.diverge(f"{op} where the capture had {n.op if n else 'a break'}"
+                         + ("" if n is None or n.device == label else
+                            f" on {n.device or self.owner.device}"))
             return fn(*args, **kwargs)
         if not self._matches(n, args, kwargs):
             # the same primitive on the same values with other scalars (a number read at a

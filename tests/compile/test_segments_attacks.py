@@ -211,3 +211,22 @@ def test_one_compiled_function_from_several_threads(device):
     dev = ot.device(device)
     assert type(dev.backend).__name__ not in ("_DeferringProxy", "_Proxy")
     assert (x * 3)[0, 0].item() == 3
+
+
+def test_the_same_function_on_another_device():
+    """A segmented replay serves the next call unguarded: a call with tensors on another
+    device must not run the first device's plan (it raised raw backend errors)."""
+    devs = [d for d in ("cpu", "opencl:0", "sycl:0") if d in [str(x) for x in ot.devices()]]
+    if len(devs) < 2:
+        pytest.skip("needs two devices")
+
+    def f(x):
+        y = (x * 2).exp()
+        v = y.sum().item()
+        return y + v
+    cf = ot.compile(f)
+    for d in [devs[0], devs[0], devs[1], devs[1], devs[0], devs[1]]:
+        x = ot.arange(6.0, device=d).reshape(2, 3) / 10
+        r = cf(x)
+        assert str(r.device) == d
+        _same(r.to("cpu"), f(x).to("cpu"))

@@ -32,7 +32,7 @@ from ..core import capture_hooks
 from ..core import device as _device_mod
 from ..core.ops import random as _random
 from ..core.tensor import Tensor
-from .ir import INPLACE_OPS, DTypeName, Graph, Input, Node, Region, Value
+from .ir import INPLACE_OPS, VIEW_OPS, DTypeName, Graph, Input, Node, Region, Value
 
 __all__ = ["trace", "Recorder", "Unsupported", "user_location"]
 
@@ -106,10 +106,11 @@ class _Proxy:
                 fn = real.hook(hname)
                 if fn is None or not rec.hooks:
                     return None
-                return rec.wrap("hook:" + hname, fn, label)
+                return rec.wrap("hook:" + hname, fn, label, real)
             w = hook
         else:
-            w = rec.wrap("hook:" + name if name in OPTIONAL_HOOKS else name, attr, label)
+            w = rec.wrap("hook:" + name if name in OPTIONAL_HOOKS else name, attr, label,
+                         real)
         self.__dict__[name] = w
         return w
 
@@ -144,6 +145,7 @@ class Recorder:
         # program still held there; the result kind of each node (kinds_of_result)
         self.flush_points: list[tuple[int, bool, frozenset[int]]] = []
         self.result_kinds: dict[int, Any] = {}
+        self.strided_nodes: set[int] = set()    # nodes whose new arrays are not C order
         self._region_stack: list[int] = []
         self._next = 0
         self._inner = 0                         # >0 while running the recorder's own reads
@@ -200,9 +202,11 @@ class Recorder:
         raise TypeError(f"capture: cannot record an argument of type {type(a).__name__}")
 
     # ------------------------------------------------------------------ recording
-    def wrap(self, op: str, fn: Callable[..., Any], label: str | None) -> Callable[..., Any]:
+    def wrap(self, op: str, fn: Callable[..., Any], label: str | None,
+             backend: Any = None) -> Callable[..., Any]:
         """``fn`` recording each call as a node ``op``."""
         inplace_arg0 = op in INPLACE_OPS
+        view = op in VIEW_OPS
 
         get_ident, owner = threading.get_ident, self._thread
 
@@ -232,7 +236,14 @@ class Recorder:
                 outs = (self._fresh(result),)
             else:
                 raise TypeError(f"capture: primitive {op} returned {type(result).__name__}")
-            self.result_kinds[len(self.nodes)] = _result_kind(result, args, kwargs)
+            kind = self.result_kinds[len(self.nodes)] = _result_kind(result, args, kwargs)
+            if kind in ("one", "tuple", "list") and not view and backend is not None and \
+                    not all(_c_order(r, backend) for r in
+                            (result if isinstance(result, (tuple, list)) else (result,))):
+                # a new array in another layout than C order (NumPy keeps a transposed
+                # operand's): a segmented replay's stand-in would be C order, and a
+                # reshape of it a view where the program's was a copy
+                self.strided_nodes.add(len(self.nodes))
             if gen is not None:
                 self.random_gens[len(self.nodes)] = gen
                 enc_kwargs = dict(enc_kwargs, generator=(
@@ -349,6 +360,23 @@ class Recorder:
                   list(self.break_regions))
         g.input_arrays = {i.value.id: a for i, a in zip(self.inputs, self.input_arrays)}
         return g
+
+
+def _c_order(arr: Any, backend: Any) -> bool:
+    """Whether ``arr`` is laid out in C order (dimensions of size 1 aside)."""
+    flags = getattr(arr, "flags", None)
+    if flags is not None and hasattr(flags, "c_contiguous"):
+        return bool(flags.c_contiguous)
+    try:
+        strides = backend.strides(arr)
+    except Exception:  # noqa: BLE001 - no layout query: assume C order
+        return True
+    expect = 1
+    for n, st in zip(reversed(tuple(arr.shape)), reversed(tuple(strides))):
+        if n != 1 and st != expect:
+            return False
+        expect *= int(n)
+    return True
 
 
 def _result_kind(result: Any, args: tuple, kwargs: dict) -> Any:

@@ -91,6 +91,7 @@ class SegmentedCall:
         self.device = rec.device
         self.nodes: list[Node] = list(rec.nodes)
         self.kinds = dict(rec.result_kinds)
+        self.strided = frozenset(rec.strided_nodes)
         self.input_ids = frozenset(i.value.id for i in rec.inputs)
         self.divergences = 0
         self.calls = 0
@@ -377,6 +378,11 @@ class _Session:
             if not self.eager_here:
                 self._run_pending(seg)
                 self.eager_here = True
+        if i in self.owner.strided and not self.eager_here:
+            # its array was not C order at the capture: a stand-in would be, and views of
+            # it would alias where the program's copies did not; the segment goes on eagerly
+            self._run_pending(seg)
+            self.eager_here = True
         self.pos = i + 1
         if op == "random_bits":
             self.draws[i] = (args[1], args[2])

@@ -230,3 +230,29 @@ def test_the_same_function_on_another_device():
         r = cf(x)
         assert str(r.device) == d
         _same(r.to("cpu"), f(x).to("cpu"))
+
+
+@pytest.mark.parametrize("where", ["same segment", "after the break", "contiguity branch"])
+def test_results_in_another_layout_keep_copy_semantics(device, where):
+    """An elementwise op on a transposed operand returns a non-C-order array (NumPy, dpnp
+    keep the operand's layout): ``reshape`` of it is a copy, and a later in-place write must
+    not show in that copy (a C-order stand-in made the reshape a view: wrong values)."""
+    def f(x):
+        y = x.t().exp() if where != "contiguity branch" else x.t() * 2
+        if where == "after the break":
+            y.sum().item()
+        if where == "contiguity branch":
+            y.sum().item()
+            z = y.view(-1) if y.is_contiguous() else y.reshape(-1)
+        else:
+            z = y.reshape(-1)
+        y.add_(1)
+        return z, y, z.sum().item()
+    cf = ot.compile(f)
+    ot.manual_seed(0)
+    x = ot.randn(3, 4, device=device)
+    for i in range(4):
+        (zc, yc, vc), (ze, ye, ve) = cf(x + i / 4), f(x + i / 4)
+        _same(zc, ze)
+        _same(yc, ye)
+        assert vc == pytest.approx(ve, rel=1e-5)

@@ -92,6 +92,8 @@ class SegmentedCall:
         self.nodes: list[Node] = list(rec.nodes)
         self.kinds = dict(rec.result_kinds)
         self.strided = frozenset(rec.strided_nodes)
+        # the layout of each input (a transposed argument gives results in its layout)
+        self.in_layout = {i.value.id: _layout(a) for i, a in zip(rec.inputs, rec.input_arrays)}
         self.input_ids = frozenset(i.value.id for i in rec.inputs)
         self.divergences = 0
         self.calls = 0
@@ -287,6 +289,8 @@ class _Session:
             if r.id not in self.owner.input_ids or r.id in self.py:
                 return False
             if tuple(int(s) for s in a.shape) != r.shape or str(a.dtype) != r.dtype:
+                return False
+            if _layout(a) != self.owner.in_layout.get(r.id):
                 return False
             self._bind(r, a)
             return True
@@ -635,6 +639,15 @@ class _Session:
         if isinstance(a, list):
             return [self._resolve(x) for x in a]
         return a
+
+
+def _layout(a: Any) -> Any:
+    """None for a C-order array (or one without NumPy-style flags: its backend's results
+    are C order whatever its operands), else its strides."""
+    flags = getattr(a, "flags", None)
+    if flags is None or getattr(flags, "c_contiguous", True):
+        return None
+    return tuple(getattr(a, "strides", ()))
 
 
 def _plain(r: Any) -> bool:

@@ -256,3 +256,23 @@ def test_results_in_another_layout_keep_copy_semantics(device, where):
         _same(zc, ze)
         _same(yc, ye)
         assert vc == pytest.approx(ve, rel=1e-5)
+
+
+def test_an_argument_in_another_layout_than_at_the_capture(device):
+    """The same shapes, but the argument transposed on later calls: results of elementwise
+    ops follow its layout, so the capture's C-order stand-ins do not fit (a reshape was a
+    view where eager made a copy)."""
+    def f(x):
+        y = x.exp()
+        y.sum().item()
+        z = y.reshape(-1)
+        y.add_(1)
+        return z, y
+    cf = ot.compile(f)
+    ot.manual_seed(0)
+    a = ot.randn(4, 4, device=device)
+    for i in range(5):
+        x = a + i / 4 if i < 2 else (a + i / 4).t()
+        (zc, yc), (ze, ye) = cf(x), f(x)
+        _same(zc, ze)
+        _same(yc, ye)

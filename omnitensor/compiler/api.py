@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import types
 import warnings
 import weakref
 from typing import Any, Callable
@@ -268,6 +269,11 @@ class CompiledFunction:
                 except Exception as err:  # noqa: BLE001 - an uncapturable backward: eager
                     e.reason = f"the backward of the result cannot be captured ({err})"
                     return result
+        if isinstance(result, (types.GeneratorType, types.CoroutineType,
+                               types.AsyncGeneratorType)):
+            # its body runs after the call returns, outside the capture: nothing to replay
+            e.reason = "the function returns a generator or coroutine (its body runs later)"
+            return result
         d1 = discover(fn, args, kwargs)
         why = self._why_not(rec, d0, d1)
         if why is not None:

@@ -276,3 +276,16 @@ def test_an_argument_in_another_layout_than_at_the_capture(device):
         (zc, yc), (ze, ye) = cf(x), f(x)
         _same(zc, ze)
         _same(yc, ye)
+
+
+def test_a_generator_function_runs_eagerly(device):
+    """A compiled generator function's body runs when the result is iterated, after the
+    call: there is nothing to capture (later calls returned an exhausted generator)."""
+    def g(x):
+        y = x * 2
+        yield y.sum().item()
+        yield (y + 1).sum().item()
+    cg = ot.compile(g)
+    for i in range(4):
+        x = ot.ones(3, device=device) * i
+        assert list(cg(x)) == pytest.approx(list(g(x)))

@@ -18,6 +18,7 @@ first launch of each kernel another ~0.1 s while PoCL generates its work-group f
 """
 from __future__ import annotations
 
+from threading import get_ident
 from typing import Any, Callable
 
 import pyopencl as cl
@@ -52,7 +53,10 @@ def kernel(state: Any, program_key: Any, name: str, make_source: Callable[[], st
     """The cached ``cl.Kernel`` ``name`` of program ``program_key``; ``init(kernel)`` runs
     once when the kernel object is created (to give arguments a launch may leave unset a
     valid value)."""
-    kkey = (program_key, name)
+    # one kernel object per thread: a cl.Kernel holds its arguments, and setting them then
+    # enqueueing is not atomic, so two threads sharing one launched with each other's
+    # arguments (wrong values, measured 29 of 900 ops from 6 threads)
+    kkey = (program_key, name, get_ident())
     k = state.kernels.get(kkey)
     if k is None:
         prg = build(state, program_key, make_source, options)

@@ -8,6 +8,7 @@ else (scalars, strided/broadcast views, ``out=``, overlaps) goes through
 """
 from __future__ import annotations
 
+from threading import get_ident
 from typing import Any
 
 from .array import CLArray, new
@@ -24,16 +25,18 @@ class _UFunc:
 
     def __init__(self, name: str) -> None:
         self.__name__ = name
-        self._k: dict = {}   # dtype -> (kernels, result dtype, CType, state) of the last device
-        self._ks: dict = {}  # (state, dtype) -> the same, for every device
+        # (dtype, thread) -> (kernels, result dtype, CType, state) of the last device; per
+        # thread because a cl.Kernel holds its arguments (program_cache.kernel)
+        self._k: dict = {}
+        self._ks: dict = {}  # (state, dtype, thread) -> the same, for every device
 
-    def _entry(self, ref: CLArray) -> tuple:
-        key = (ref.state, ref.dtype)
+    def _entry(self, ref: CLArray, tid: int) -> tuple:
+        key = (ref.state, ref.dtype, tid)
         ent = self._ks.get(key)
         if ent is None:
             k, odt, ct = op_kernel(ref.state, self.__name__, ref.dtype)
             ent = self._ks[key] = (k, odt, ct, ref.state)
-        self._k[ref.dtype] = ent
+        self._k[ref.dtype, tid] = ent
         return ent
 
     def __repr__(self) -> str:
@@ -49,9 +52,10 @@ class Unary(_UFunc):
         if x.__class__ is not CLArray:
             raise TypeError(f"{self.__name__}: expected a CLArray, got {type(x).__name__}")
         st = x.state
-        ent = self._k.get(x.dtype)
+        tid = get_ident()
+        ent = self._k.get((x.dtype, tid))
         if ent is None or ent[3] is not st:
-            ent = self._entry(x)
+            ent = self._entry(x, tid)
         kern, odt, ct, _ = ent
         if out is None or out is Ellipsis:
             out = new(st, x.shape, odt)
@@ -79,9 +83,10 @@ class Binary(_UFunc):
             raise TypeError(f"{self.__name__}: expected at least one CLArray operand, got "
                             f"{type(a).__name__} and {type(b).__name__}")
         st = ref.state
-        ent = self._k.get(ref.dtype)
+        tid = get_ident()
+        ent = self._k.get((ref.dtype, tid))
         if ent is None or ent[3] is not st:
-            ent = self._entry(ref)
+            ent = self._entry(ref, tid)
         kern, odt, ct, _ = ent
         if out is None or out is Ellipsis:
             out = new(st, ref.shape, odt)

@@ -138,16 +138,11 @@ class CompiledFunction:
         if sc is not None and self._speculation_misses < 4:
             # a segmented replay needs no guards (it checks every primitive against the
             # capture as the Python runs): the last one that served goes first
-            before = sc.divergences
-            result = sc(fn, args, kwargs, config.segments)
-            if sc.divergences == before:
-                self._segmented_calls += 1
-                self._speculation_misses = 0   # (a print every N calls must not end it)
+            served, result = self._speculate(sc, args, kwargs)
+            if served:
                 self._served = sc
-                return result
-            sc.divergences = before   # it finished eagerly; the next call looks up its key
-            self._speculation_misses += 1
-            self._last_segmented = None
+            else:                     # it finished eagerly; the next call looks up its key
+                self._last_segmented = None
             return result
         d = discover(fn, args, kwargs)
         try:
@@ -167,16 +162,11 @@ class CompiledFunction:
         if sc is not None and self._speculation_misses < 4:
             # a new key (another scalar argument: a batch number) after one call took
             # another path: the capture that served before goes first again, unguarded
-            before = sc.divergences
-            result = sc(fn, args, kwargs, config.segments)
-            if sc.divergences == before:
-                self._segmented_calls += 1
-                self._speculation_misses = 0
+            served, result = self._speculate(sc, args, kwargs)
+            if served:
                 self._last_segmented = sc
-                return result
-            sc.divergences = before
-            self._speculation_misses += 1
-            self._served = None            # the next new key is traced
+            else:
+                self._served = None            # the next new key is traced
             return result
         if self.traces >= config.cache_size_limit:
             if not self._limit_warned:
@@ -208,6 +198,21 @@ class CompiledFunction:
                 warnings.warn(f"omnitensor.compile: graph break: {entry.reason}; calls like "
                               f"this one run eagerly", UserWarning, stacklevel=2)
         return result
+
+    def _speculate(self, sc: segments.SegmentedCall, args: tuple, kwargs: dict
+                   ) -> tuple[bool, Any]:
+        """Run the segmented capture ``sc`` without guards: ``(True, result)`` when it
+        served the call, ``(False, result)`` when the call took another path (it finished
+        eagerly, so the result is right either way)."""
+        before = sc.divergences
+        result = sc(self._fn, args, kwargs, config.segments)
+        if sc.divergences == before:
+            self._segmented_calls += 1
+            self._speculation_misses = 0   # (a print every N calls must not end it)
+            return True, result
+        sc.divergences = before           # a miss is not the capture's divergence
+        self._speculation_misses += 1
+        return False, result
 
     def _segmented(self, e: _Entry, key: Any, args: tuple, kwargs: dict) -> Any:
         sc = e.segments

@@ -112,3 +112,14 @@ def sgd_steps(model: Any, device: Any, compiled: bool, steps: int = 4) -> tuple:
     losses = [float(f(X, Y)) for _ in range(steps)]
     return (losses, [p.detach().cpu().numpy() for p in model.parameters()],
             [p.grad.cpu().numpy() for p in model.parameters()], f)
+
+
+def trace_graph(fn: Callable[..., Any], args: tuple) -> tuple:
+    """(eager result, graph, the arrays of graph.inputs as the capture saw them)."""
+    from omnitensor.compiler import capture
+    rec = capture.Recorder(capture.graph_device(args, {}), capture.default_sources(fn, args, {}))
+    with capture.recording(rec):
+        res = fn(*args)
+    outs = list(res) if isinstance(res, tuple) else [res]
+    g = rec.graph([rec.value_of(t._data) for t in outs], [])
+    return res, g, list(rec.input_arrays)

@@ -12,19 +12,12 @@ from omnitensor.compiler import capture, replay
 from omnitensor.compiler.fusion import fusion_pass, plan
 from omnitensor.compiler.replay import Launch
 
-from compile_models import sgd_steps
+from compile_models import sgd_steps, trace_graph
 
 pytest.importorskip("numba")
 
 
-def _trace(fn, args):
-    """(eager result, graph, the arrays of graph.inputs as the capture saw them)."""
-    rec = capture.Recorder(capture.graph_device(args, {}), capture.default_sources(fn, args, {}))
-    with capture.recording(rec):
-        res = fn(*args)
-    outs = list(res) if isinstance(res, tuple) else [res]
-    g = rec.graph([rec.value_of(t._data) for t in outs], [])
-    return res, g, list(rec.input_arrays)
+_trace = trace_graph
 
 
 def _plans(fn, args):

@@ -12,11 +12,11 @@ import pytest
 import omnitensor as ot
 import omnitensor.nn.functional as F
 from omnitensor import nn
-from omnitensor.compiler import capture, replay
+from omnitensor.compiler import replay
 from omnitensor.compiler.fusion import fusion_pass, gemm_epilogue_pass, plan
 from omnitensor.compiler.replay import Launch
 
-from compile_models import sgd_steps
+from compile_models import sgd_steps, trace_graph
 
 ACTS = {"relu": nn.ReLU, "gelu": nn.GELU, "tanh": nn.Tanh}
 
@@ -29,14 +29,7 @@ def _gemm_launches(p) -> list:
     return [s for s in p.steps if isinstance(s, Launch) and s.name.startswith("fused_gemm")]
 
 
-def _trace(fn, args):
-    """(eager result, graph, the arrays of graph.inputs as the capture saw them)."""
-    rec = capture.Recorder(capture.graph_device(args, {}), capture.default_sources(fn, args, {}))
-    with capture.recording(rec):
-        res = fn(*args)
-    outs = list(res) if isinstance(res, tuple) else [res]
-    g = rec.graph([rec.value_of(t._data) for t in outs], [])
-    return res, g, list(rec.input_arrays)
+_trace = trace_graph
 
 
 def _rand(device, *shape, seed=0, dtype=np.float32):

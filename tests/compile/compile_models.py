@@ -123,3 +123,15 @@ def trace_graph(fn: Callable[..., Any], args: tuple) -> tuple:
     outs = list(res) if isinstance(res, tuple) else [res]
     g = rec.graph([rec.value_of(t._data) for t in outs], [])
     return res, g, list(rec.input_arrays)
+
+
+#: declarations that let a host C++ compiler check the syntax of generated CUDA C (the
+#: kernels' prelude includes cuda_fp16.h, written empty next to the source)
+CUDA_SYNTAX_SHIM = (
+    "#include <cmath>\n#define __global__\n#define __device__\nstruct D { long x; };\n"
+    "static D blockIdx, blockDim, threadIdx;\nusing std::isnan;\n"
+    "struct float2 { float x, y; };\nstruct double2 { double x, y; };\n"
+    "struct __half { unsigned short b; };\nfloat __half2float(__half);\n"
+    "__half __ushort_as_half(unsigned short);\n"
+    "unsigned short __half_as_ushort(__half);\n__half __float2half_rn(float);\n"
+    "float __int_as_float(int);\n")

@@ -12,7 +12,7 @@ from omnitensor.compiler import capture, replay
 from omnitensor.compiler.fusion import fusion_pass, plan
 from omnitensor.compiler.replay import Launch
 
-from compile_models import sgd_steps, trace_graph
+from compile_models import CUDA_SYNTAX_SHIM, sgd_steps, trace_graph
 
 pytest.importorskip("numba")
 
@@ -223,13 +223,7 @@ def test_cuda_source_is_valid_cxx(tmp_path):
     # the kernels' CUDA prelude (omnitensor.kernels.scalar.prelude) includes cuda_fp16.h and
     # defines half conversions and complex operators: declare what it uses
     (tmp_path / "cuda_fp16.h").write_text("")
-    shim = ("#include <cmath>\n#define __global__\n#define __device__\nstruct D { long x; };\n"
-            "static D blockIdx, blockDim, threadIdx;\nusing std::isnan;\n"
-            "struct float2 { float x, y; };\nstruct double2 { double x, y; };\n"
-            "struct __half { unsigned short b; };\nfloat __half2float(__half);\n"
-            "__half __ushort_as_half(unsigned short);\n"
-            "unsigned short __half_as_ushort(__half);\n__half __float2half_rn(float);\n"
-            "float __int_as_float(int);\n")
+    shim = CUDA_SYNTAX_SHIM
     for p in groups:
         src = shim + render.c_source(coalesce(p.spec), "fused", "cuda")
         r = subprocess.run([cxx, "-fsyntax-only", "-x", "c++", "-I", str(tmp_path), "-"],

@@ -16,7 +16,7 @@ from omnitensor.compiler import replay
 from omnitensor.compiler.fusion import fusion_pass, gemm_epilogue_pass, plan
 from omnitensor.compiler.replay import Launch
 
-from compile_models import sgd_steps, trace_graph
+from compile_models import CUDA_SYNTAX_SHIM, sgd_steps, trace_graph
 
 ACTS = {"relu": nn.ReLU, "gelu": nn.GELU, "tanh": nn.Tanh}
 
@@ -349,13 +349,7 @@ def test_cuda_dialect_renders_the_gemm_epilogue(tmp_path):
     specs = [p.spec for p in groups if p.spec.gemm is not None]
     assert specs
     (tmp_path / "cuda_fp16.h").write_text("")
-    shim = ("#include <cmath>\n#define __global__\n#define __device__\nstruct D { long x; };\n"
-            "static D blockIdx, blockDim, threadIdx;\nusing std::isnan;\n"
-            "struct float2 { float x, y; };\nstruct double2 { double x, y; };\n"
-            "struct __half { unsigned short b; };\nfloat __half2float(__half);\n"
-            "__half __ushort_as_half(unsigned short);\n"
-            "unsigned short __half_as_ushort(__half);\n__half __float2half_rn(float);\n"
-            "float __int_as_float(int);\n")
+    shim = CUDA_SYNTAX_SHIM
     src = render.c_program(specs, CUDA_C)
     assert "ot_v" in src and "Cm" not in src.split("batch_offsets")[-1]
     for pattern in OPENCL_ONLY_PATTERNS:

@@ -17,7 +17,8 @@ __array_api_version__ = "2024.12"
 
 from . import core as _core  # noqa: F401  (binds Tensor methods)
 from .core.array_api_info import __array_namespace_info__, isdtype
-from .core.device import (Device, device, devices, get_default_device, set_default_device)
+from .core.device import (Device, devices, get_default_device, set_default_device)
+from .core.device import Device as device  # torch.device: the class; calling it interns
 from .core.dtypes import (DType, as_dtype, can_cast, finfo, get_default_dtype, iinfo,
                           promote_types, result_type, set_default_dtype)
 from .core.dtypes import (bool_ as bool, complex64, complex128, float16, float32,  # noqa: A004

@@ -1,9 +1,11 @@
-"""``omnitensor.accelerator``: torch's ``torch.accelerator`` API over omnitensor's default device.
+"""``omnitensor.accelerator``: torch's ``torch.accelerator`` API.
 
-The accelerator is the device type you chose: the default device (``OMNITENSOR_DEVICE``,
-``set_default_device`` or a ``with omnitensor.device(...)`` block) when it is not ``cpu``.
-omnitensor never picks one for you, so with no choice made ``is_available()`` is False and a
-script written as ::
+The accelerator is the default device (``OMNITENSOR_DEVICE``, ``set_default_device`` or a
+``with omnitensor.device(...)`` block) when it is not ``cpu``, else the one
+:mod:`omnitensor.core.accelerators` chooses (``OMNITENSOR_ACCELERATOR``, else a GPU found
+through CUDA, SYCL or OpenCL; host-CPU OpenCL/SYCL devices only when named), the same device
+``cuda`` names under the torch alias. With none, ``is_available()`` is False and a script
+written as ::
 
     device = torch.accelerator.current_accelerator() if torch.accelerator.is_available() \\
         else torch.device("cpu")

@@ -48,12 +48,23 @@ from typing import Any, Sequence
 
 __all__ = ["install", "uninstall", "is_installed", "main", "TorchAliasFinder"]
 
-_ALIAS = "torch"
+# alias roots: ``torch.x`` -> ``omnitensor.x``; the bare names have faces of their own
+_ROOTS = {"torch": "omnitensor", "functorch": "omnitensor.functorch"}
+_EXACT = {"torch": "omnitensor.torch_face"}
 _TARGET = "omnitensor"
 
 
+def _root(fullname: str) -> str | None:
+    """The alias root ``fullname`` falls under (``torch``, ``functorch``), or None."""
+    head = fullname.partition(".")[0]
+    return head if head in _ROOTS else None
+
+
 def _target_name(fullname: str) -> str:
-    return _TARGET + fullname[len(_ALIAS):]
+    if fullname in _EXACT:
+        return _EXACT[fullname]
+    root = fullname.partition(".")[0]
+    return _ROOTS[root] + fullname[len(root):]
 
 
 class _AliasLoader(importlib.abc.Loader):
@@ -94,15 +105,17 @@ class TorchAliasFinder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None
                   ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != _ALIAS and not fullname.startswith(_ALIAS + "."):
+        if _root(fullname) is None:
             return None
         name = _target_name(fullname)
         real = sys.modules.get(name)
-        if real is None and fullname != _ALIAS:
+        if real is None and fullname not in _EXACT:
             # check the path exists before committing to it, so `try: import torch.x`
             # / `except ImportError` in scripts behaves as with a torch lacking x
             parent = sys.modules.get(name.rpartition(".")[0])
-            if parent is not None and hasattr(parent, "__path__"):
+            if parent is None:
+                parent = importlib.import_module(name.rpartition(".")[0])
+            if hasattr(parent, "__path__"):
                 if importlib.util.find_spec(name) is None and not _lazy_has(parent, name):
                     return None  # importlib then raises ModuleNotFoundError('torch.x')
         return importlib.machinery.ModuleSpec(fullname, _AliasLoader(name),
@@ -127,6 +140,8 @@ def install() -> None:
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
     os.environ["OMNITENSOR_AS_TORCH"] = "1"
+    from .core.accelerators import enable_cuda_alias
+    enable_cuda_alias(True)  # `cuda` names the accelerator when there is no real CUDA
 
 
 def uninstall() -> None:
@@ -134,10 +149,11 @@ def uninstall() -> None:
     while _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
     for name, mod in list(sys.modules.items()):
-        if (name == _ALIAS or name.startswith(_ALIAS + ".")) and \
-                getattr(mod, "__name__", "").startswith(_TARGET):
+        if _root(name) is not None and getattr(mod, "__name__", "").startswith(_TARGET):
             del sys.modules[name]
     os.environ.pop("OMNITENSOR_AS_TORCH", None)
+    from .core.accelerators import enable_cuda_alias
+    enable_cuda_alias(False)
 
 
 def is_installed() -> bool:

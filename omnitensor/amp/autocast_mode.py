@@ -35,8 +35,13 @@ _known_types: set[str] = set()
 
 
 def _check_type(device_type: Any) -> str:
+    """A known device type; ``cuda`` is the type it names (the accelerator under the torch
+    alias, see omnitensor.core.accelerators), so ``autocast("cuda")`` covers that work."""
     if not isinstance(device_type, str):
         raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if device_type == "cuda":
+        from ..core.accelerators import cuda_device_type
+        device_type = cuda_device_type() or "cuda"
     if not is_autocast_available(device_type):
         from ..backends import registry
         raise RuntimeError(f"User specified an unsupported autocast device_type "
@@ -48,7 +53,7 @@ def _check_type(device_type: Any) -> str:
 def is_autocast_enabled(device_type: str | None = None) -> bool:
     """Whether autocast is on for ``device_type`` on this thread (torch: cuda when
     omitted)."""
-    return _ac.is_enabled("cuda" if device_type is None else device_type)
+    return _ac.is_enabled(_check_type("cuda" if device_type is None else device_type))
 
 
 def get_autocast_dtype(device_type: str) -> _dt.DType:

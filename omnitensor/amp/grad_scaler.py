@@ -337,6 +337,9 @@ def _update_scale_(scale: Tensor, tracker: Tensor, found_inf: Tensor, growth_fac
 
 def _have_device(device_type: str) -> bool:
     from ..core.device import devices
+    if device_type == "cuda":  # the device `cuda` names (the accelerator under the alias)
+        from ..cuda import is_available
+        return is_available()
     try:
         return bool(devices(device_type))
     except Exception:  # noqa: BLE001 - an absent backend means no device

@@ -27,7 +27,9 @@ __all__ = ["Device", "device", "devices", "get_default_device", "set_default_dev
 class Device:
     """A device: ``type`` ("cpu", "opencl", "sycl", "cuda") and ``index``.
 
-    Use as a context manager to make it the default device of a block::
+    ``omnitensor.device(...)`` (torch's ``torch.device``) is this class; calling it returns
+    the interned device. Use as a context manager to make it the default device of a
+    block::
 
         with omnitensor.device("opencl:0"):
             x = omnitensor.ones(3)      # on opencl:0
@@ -36,17 +38,37 @@ class Device:
     # not __slots__: ``backend`` is cached as an instance attribute on first access
     type: str
     index: int
+    _str: str
 
-    def __init__(self, type: str, index: int) -> None:  # noqa: A002  (use device(), not this)
+    def __new__(cls, type: Any, index: int | None = None) -> "Device":  # noqa: A002
+        """``Device(...)`` (torch's ``torch.device(...)``) is the interned device, so
+        ``isinstance(d, omnitensor.device)`` and ``device("cpu") is device("cpu")`` hold."""
+        return device(type, index)
+
+    @classmethod
+    def _create(cls, type: str, index: int) -> "Device":  # noqa: A002  (use device())
+        self = object.__new__(cls)
         self.type = type
         self.index = index
         self._str = type if type == "cpu" else f"{type}:{index}"
+        return self
 
     def __getattr__(self, name: str) -> Any:
         # only reached while ``backend`` is not cached yet: load, check, cache
         if name != "backend":
             raise AttributeError(name)
-        be = registry.get_backend(self.type)
+        try:
+            be = registry.get_backend(self.type)
+        except BackendUnavailableError as e:
+            if self.type == "cuda":
+                from .accelerators import cuda_alias_enabled, ACCELERATOR_ENV
+                if cuda_alias_enabled():
+                    raise BackendUnavailableError(
+                        f"{self._str}: no CUDA device and no accelerator chosen, so 'cuda' "
+                        f"names no device ({e}). Under the torch alias 'cuda' is your "
+                        f"accelerator: set {ACCELERATOR_ENV}=opencl (or sycl, sycl:1...); "
+                        f"`omnitensor info` lists the devices") from None
+            raise
         n = be.device_count()
         if self.index >= n:
             raise DeviceError(
@@ -121,9 +143,12 @@ def _parse(spec: str) -> tuple[str, int]:
 
 def device(spec: Any, index: int | None = None) -> Device:
     """The interned :class:`Device` for ``"cpu"``, ``"opencl"`` (= ``"opencl:0"``),
-    ``"sycl:1"``, ``("cuda", 0)``... Imports no backend."""
+    ``"sycl:1"``, ``("cuda", 0)``... Imports no backend, except that ``cuda`` looks for
+    the device it names (see :mod:`omnitensor.core.accelerators`)."""
     if isinstance(spec, Device):
         return spec
+    if isinstance(spec, int) and not isinstance(spec, bool):  # torch.device(0): the GPU
+        spec, index = "cuda", spec
     if index is not None:
         spec = f"{spec}:{index}"
     elif not isinstance(spec, str):
@@ -133,16 +158,33 @@ def device(spec: Any, index: int | None = None) -> Device:
         raise DeviceError(f"expected a device string like 'cpu' or 'opencl:0', got "
                           f"{type(spec).__name__}")
     dev = _interned.get(spec)
-    if dev is not None:
+    if dev is not None and dev.type != "cuda":  # cuda: real, or the accelerator (alias)
         return dev
     type_, idx = _parse(spec)
+    if type_ == "cuda":
+        aliased = _cuda_alias(spec, idx)
+        if aliased is not None:
+            return aliased
     key = type_ if type_ == "cpu" else f"{type_}:{idx}"
     with _lock:
         dev = _interned.get(key)
         if dev is None:
-            dev = _interned[key] = Device(type_, idx)
+            dev = _interned[key] = Device._create(type_, idx)
         _interned[spec] = dev
     return dev
+
+
+def _cuda_alias(spec: str, index: int) -> Device | None:
+    """The accelerator device ``cuda[:N]`` names when there is no real CUDA device and the
+    torch alias is on; None when ``cuda`` means CuPy (not cached: ``cuda`` follows
+    ``torch.cuda.set_device``, and the alias can be switched)."""
+    from . import accelerators
+    target = accelerators.cuda_device_type()
+    if target is None or target == "cuda":
+        return None
+    if ":" not in spec:
+        index = accelerators.current_index()
+    return device(target, index)
 
 
 def devices(device_type: str | None = None) -> list[Device]:

@@ -18,30 +18,11 @@ from __future__ import annotations
 from typing import Any
 
 from . import dtypes as _dt
+from .shape_util import Size
 from .tensor import Tensor
 
 __all__ = ["Size", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
            "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "LEGACY_TYPES", "bind"]
-
-
-class Size(tuple):
-    """A tensor's shape: a tuple of ints with torch's ``numel()``."""
-
-    def numel(self) -> int:
-        n = 1
-        for s in self:
-            n *= s
-        return n
-
-    def __getitem__(self, key: Any) -> Any:
-        out = tuple.__getitem__(self, key)
-        return Size(out) if isinstance(key, slice) else out
-
-    def __add__(self, other: Any) -> "Size":
-        return Size(tuple(self) + tuple(other))
-
-    def __repr__(self) -> str:
-        return f"omnitensor.Size({list(self)})"
 
 
 # legacy name -> dtype (the device part of a name is 'torch.' for cpu, 'torch.cuda.'...)
@@ -63,8 +44,11 @@ class _LegacyType(type):
     legacy_name: str
 
     def __instancecheck__(cls, obj: Any) -> bool:
-        return (isinstance(obj, Tensor) and obj.dtype is cls.dtype
-                and obj.device.type == cls.device_type)
+        if not (isinstance(obj, Tensor) and obj.dtype is cls.dtype):
+            return False
+        if cls.device_type == "cuda":  # torch.cuda.FloatTensor: the device `cuda` names
+            return obj.is_cuda
+        return obj.device.type == cls.device_type
 
     def __repr__(cls) -> str:
         return f"<class '{cls.legacy_name}'>"

@@ -108,3 +108,23 @@ def infer_reshape(shape: Sequence[int], size: int) -> tuple[int, ...]:
     if any(s < 0 for s in shape) or prod(shape) != size:
         raise ShapeError(f"shape {shape} is invalid for input of size {size}")
     return shape
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints with torch's ``numel()``."""
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, key: Any) -> Any:
+        out = tuple.__getitem__(self, key)
+        return Size(out) if isinstance(key, slice) else out
+
+    def __add__(self, other: Any) -> "Size":
+        return Size(tuple(self) + tuple(other))
+
+    def __repr__(self) -> str:
+        return f"omnitensor.Size({list(self)})"

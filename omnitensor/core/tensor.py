@@ -15,7 +15,7 @@ from .dtypes import DType
 from .grad_mode import is_grad_enabled
 from .hooks import RemovableHandle
 from .printing import tensor_repr
-from .shape_util import contiguous_strides
+from .shape_util import Size, contiguous_strides
 
 __all__ = ["Tensor"]
 
@@ -48,9 +48,9 @@ class Tensor:
 
     # --------------------------------------------------------------------- metadata
     @property
-    def shape(self) -> tuple[int, ...]:
-        """The shape as a tuple of ints (torch.Size is a tuple too)."""
-        return self._data.shape
+    def shape(self) -> Size:
+        """The shape: a :class:`Size`, torch's tuple of ints with ``numel()``."""
+        return Size(self._data.shape)
 
     @property
     def dtype(self) -> DType:
@@ -113,7 +113,15 @@ class Tensor:
 
     @property
     def is_cuda(self) -> bool:
-        return self._device.type == "cuda"
+        """True on a CUDA device, and under the torch alias on the device type ``cuda``
+        names (as PyTorch's ROCm builds say for AMD GPUs)."""
+        t = self._device.type
+        if t == "cuda":
+            return True
+        if t == "cpu":
+            return False
+        from .accelerators import cuda_device_type
+        return cuda_device_type() == t
 
     @property
     def _version(self) -> int:

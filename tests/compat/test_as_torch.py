@@ -12,18 +12,24 @@ from torch.utils.data import DataLoader, TensorDataset
 from torch.nn.modules.loss import _Loss
 import torch.distributions as D
 import torch.optim.lr_scheduler
-assert torch.__name__ == "omnitensor" and nn is sys.modules["omnitensor.nn"]
+import omnitensor
+# the torch face: omnitensor's objects under torch's semantics (omnitensor/torch_face.py)
+assert torch is sys.modules["omnitensor.torch_face"] and nn is sys.modules["omnitensor.nn"]
+assert torch.Tensor is omnitensor.Tensor and torch.zeros is omnitensor.zeros
+assert torch.__version__ >= "2.0" and isinstance(torch.randn(2).shape, torch.Size)
 assert sys.modules["torch.utils.data"] is sys.modules["omnitensor.utils.data"]
 x = torch.randn(8, 3)
 ds = TensorDataset(x, torch.arange(8))
 (xb, yb), = list(DataLoader(ds, batch_size=8))
 assert isinstance(xb, torch.Tensor) and F.relu(xb).shape == (8, 3)
+import torch._C  # the few entry points libraries call
+torch._C._log_api_usage_once("test")
 try:
-    import torch._C
+    import torch._inductor  # torch's internals without an omnitensor counterpart
 except ModuleNotFoundError as e:
-    assert "torch._C" in str(e), e
+    assert "torch._inductor" in str(e), e
 else:
-    raise SystemExit("torch._C imported")
+    raise SystemExit("torch._inductor imported")
 try:
     import torchvision  # not aliased: stays what it is (absent here)
 except ImportError:

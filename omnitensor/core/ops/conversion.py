@@ -63,14 +63,23 @@ def _move_backward(node: Any, g: Tensor) -> tuple:
 def to(x: Tensor, *args: Any, device: Any = None, dtype: Any = None, non_blocking: bool = False,
        copy: bool = False, memory_format: Any = None) -> Tensor:
     """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(other)``: a tensor on
-    that device with that dtype (x itself when nothing changes, unless ``copy``)."""
+    that device with that dtype (x itself when nothing changes, unless ``copy``). torch's
+    positional forms ``to(device, dtype, non_blocking, copy)`` and ``to(dtype,
+    non_blocking, copy)`` are accepted: the bools after the device/dtype are those two."""
+    flags = []
     for a in args:
-        if isinstance(a, Tensor):
+        if isinstance(a, bool):
+            flags.append(a)
+        elif isinstance(a, Tensor):
             device, dtype = a.device, a.dtype
-        elif isinstance(a, (Device, str)) and not (isinstance(a, str) and _is_dtype_name(a)):
+        elif isinstance(a, (Device, str, int)) and not (isinstance(a, str) and _is_dtype_name(a)):
             device = a
         elif a is not None:
             dtype = a
+    if len(flags) > 2:
+        raise TypeError("to(): expected at most two bool arguments (non_blocking, copy)")
+    if len(flags) == 2:
+        copy = flags[1]
     out = x
     if device is not None:
         out = _move(out, resolve_device(device))
@@ -102,11 +111,13 @@ def cpu(x: Tensor) -> Tensor:
     return _move(x, as_device("cpu"))
 
 
-def cuda(x: Tensor, device: Any = None) -> Tensor:
-    """This tensor on a CUDA device (``cuda:0`` by default)."""
+def cuda(x: Tensor, device: Any = None, non_blocking: bool = False,
+         memory_format: Any = None) -> Tensor:
+    """This tensor on the device ``cuda`` names (the current CUDA device; under the torch
+    alias without CUDA, the accelerator: see :mod:`omnitensor.core.accelerators`)."""
     if isinstance(device, int):
         device = f"cuda:{device}"
-    return _move(x, resolve_device(device or "cuda:0"))
+    return _move(x, resolve_device(device or "cuda"))
 
 
 def type_as(x: Tensor, other: Tensor) -> Tensor:
@@ -114,7 +125,7 @@ def type_as(x: Tensor, other: Tensor) -> Tensor:
 
 
 def _caster(d: _dt.DType) -> Any:
-    def method(x: Tensor) -> Tensor:
+    def method(x: Tensor, memory_format: Any = None) -> Tensor:
         return _cast(x, d)
     method.__doc__ = f"This tensor as {d.name}."
     return method

@@ -76,18 +76,19 @@ def _matmul(x1: Tensor, x2: Tensor) -> Tensor:
                          "scalars)")
     va, vb = a.ndim == 1, b.ndim == 1
     if va:
-        a = a.reshape(1, a.shape[0])
+        a = a.reshape(1, a._data.shape[0])
     if vb:
-        b = b.reshape(b.shape[0], 1)
-    if a.shape[-1] != b.shape[-2]:
+        b = b.reshape(b._data.shape[0], 1)
+    sa, sb = a._data.shape, b._data.shape  # plain tuples: this path runs per matmul
+    if sa[-1] != sb[-2]:
         raise ShapeError(f"matmul: shapes {tuple(x1.shape)} and {tuple(x2.shape)} are not "
-                         f"aligned: {a.shape[-1]} (dim -1 of the first) != {b.shape[-2]} "
+                         f"aligned: {sa[-1]} (dim -1 of the first) != {sb[-2]} "
                          f"(dim -2 of the second)")
-    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    if a.shape[:-2] != batch:
-        a = a.broadcast_to(batch + a.shape[-2:])
-    if b.shape[:-2] != batch:
-        b = b.broadcast_to(batch + b.shape[-2:])
+    batch = broadcast_shapes(sa[:-2], sb[:-2])
+    if sa[:-2] != batch:
+        a = a.broadcast_to(batch + sa[-2:])
+    if sb[:-2] != batch:
+        b = b.broadcast_to(batch + sb[-2:])
     out = _matmul_nd(a, b)
     if va and vb:
         return out.reshape(batch)

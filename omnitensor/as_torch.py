@@ -10,29 +10,28 @@
 or, from Python, ``omnitensor.as_torch.install()`` before the first ``import torch``.
 
 How: a meta-path finder placed first on ``sys.meta_path`` answers every import of
-``torch`` or ``torch.<anything>`` by importing ``omnitensor.<anything>`` and putting *that
-same module object* in ``sys.modules`` under the torch name, so ``torch.nn is
-omnitensor.nn``, ``isinstance(x, torch.Tensor)`` works on omnitensor tensors, and module
-state (seeds, default device, grad mode) is shared however a module was reached. Only the
-exact name ``torch`` and its dotted submodules are aliased: ``torchvision``,
-``torchaudio``, ``torchtext`` stay what they are (not installed here, usually).
+``torch.<anything>`` by importing ``omnitensor.<anything>`` and putting *that same module
+object* in ``sys.modules`` under the torch name, so ``torch.nn is omnitensor.nn`` and module
+state (seeds, default device, grad mode) is shared however a module was reached. ``torch``
+itself is :mod:`omnitensor.torch_face`: omnitensor's namespace with torch's meaning where the
+Array API standard's differs (``torch.sort`` returns values and indices, ``torch.std``
+corrects by 1...), ``torch.__version__`` the torch API level omnitensor follows, and
+``torch.Tensor is omnitensor.Tensor``. ``functorch`` is aliased the same way. ``cuda`` names
+the accelerator when no real CUDA device exists (:mod:`omnitensor.core.accelerators`).
+``torchvision``, ``torchaudio``, ``torchtext`` stay what they are.
 
 Limits, honestly:
 
 * a ``torch.*`` path omnitensor does not have is not found (``ModuleNotFoundError: No
-  module named 'torch._C'``, and ``importlib.util.find_spec`` answers None, so scripts that
-  probe for optional torch parts take their fallback): ``torch._C``, ``torch._dynamo``,
-  ``torch.testing._internal`` ... are torch's internals and have no equivalent;
-* the modules keep their own names: ``torch.__name__ == "omnitensor"`` and
-  ``torch.__version__`` is omnitensor's version, so code that parses torch's version
-  number sees omnitensor's;
-* files written by real torch's ``torch.save`` (zip of pickles) are not readable; omnitensor
-  checkpoints are safetensors files (see :mod:`omnitensor.serialization`);
+  module named 'torch._inductor'``, and ``importlib.util.find_spec`` answers None, so
+  scripts that probe for optional torch parts take their fallback); ``torch._C`` and
+  ``torch._dynamo`` hold only the entry points libraries call;
+* the modules keep their own names (``torch.nn.__name__ == "omnitensor.nn"``);
 * a real torch already imported in the process (``"torch" in sys.modules`` before
   :func:`install`) is left alone: install the finder first;
-* the alias lives in this process and in children made by ``fork``; a child started with
-  the ``spawn`` method is a fresh interpreter and needs ``install()`` itself (the runner
-  sets ``OMNITENSOR_AS_TORCH=1`` in the environment so tools can tell).
+* the alias lives in this process and in its children: ``fork`` children inherit it, and
+  :func:`install` sets ``OMNITENSOR_AS_TORCH=1`` so ``spawn`` children started through
+  ``torch.multiprocessing`` install it too.
 """
 from __future__ import annotations
 
@@ -165,9 +164,9 @@ _USAGE = """usage: python -m omnitensor.as_torch (script.py | -m module) [args..
 Runs a PyTorch script with `import torch` resolving to omnitensor (also:
 omnitensor-run --as-torch script.py). Pick the device with OMNITENSOR_DEVICE=opencl:0 (or
 sycl:0, cuda:0); `torch.accelerator` and `torch.cuda` answer for what this machine has.
-Limits: torch internals (torch._C, torch._dynamo, ...) do not exist; torch.__version__ is
-omnitensor's; checkpoints written by real torch are not readable; `spawn` worker processes
-need omnitensor.as_torch.install() themselves."""
+`cuda` names your accelerator when no CUDA GPU exists: OMNITENSOR_ACCELERATOR=opencl (or
+sycl, sycl:1), else a non-cpu OMNITENSOR_DEVICE, else a GPU found through SYCL/OpenCL.
+Limits: torch internals (torch._inductor, most of torch._C) do not exist."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

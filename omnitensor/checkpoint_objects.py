@@ -18,19 +18,22 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import pickle
 import threading
 from typing import Any, Iterable, Iterator
 
 __all__ = ["add_safe_globals", "safe_globals", "get_safe_globals", "clear_safe_globals",
            "global_path", "resolve_global", "object_state", "rebuild_object",
-           "WeightsOnlyError"]
+           "WeightsOnlyError", "weights_only_error", "user_allowed", "refusal"]
 
 _lock = threading.Lock()
 _SAFE: dict[str, Any] = {}  # import path -> the allowlisted class or function
 
 
-class WeightsOnlyError(RuntimeError):
-    """``load(weights_only=True)`` met an object that is not allowlisted."""
+class WeightsOnlyError(RuntimeError, pickle.UnpicklingError):
+    """``load(weights_only=True)`` met something it does not build: a class or function
+    that is not allowlisted, or a pickle instruction that would run code. It is a
+    ``pickle.UnpicklingError``, as torch's refusal is."""
 
 
 def global_path(obj: Any) -> str:
@@ -92,15 +95,25 @@ def safe_globals(safe_globals: Iterable[Any]) -> Iterator[None]:
             _SAFE.update(before)
 
 
-def _refusal(path: str, what: str) -> WeightsOnlyError:
+_PREAMBLE = (
+    "Weights only load failed. This file can still be loaded, to do so you have two "
+    "options, do those steps only if you trust the source of the checkpoint.\n"
+    "    (1) omnitensor.load, like torch.load since PyTorch 2.6, defaults to "
+    "weights_only=True. Re-running load with weights_only=False will likely succeed, "
+    "but it can result in arbitrary code execution. Do it only if you got the file "
+    "from a trusted source.\n")
+
+
+def weights_only_error(detail: str) -> WeightsOnlyError:
+    """A refusal that is not about one global (a code-running pickle instruction)."""
+    return WeightsOnlyError(f"{_PREAMBLE}    (2) Nothing can be allowlisted for this: "
+                            f"{detail}")
+
+
+def refusal(path: str, what: str) -> WeightsOnlyError:
     name = path.rpartition(".")[2]
     return WeightsOnlyError(
-        f"Weights only load failed. This file can still be loaded, to do so you have two "
-        f"options, do those steps only if you trust the source of the checkpoint.\n"
-        f"    (1) omnitensor.load, like torch.load since PyTorch 2.6, defaults to "
-        f"weights_only=True. Re-running load with weights_only=False will likely succeed, "
-        f"but it can result in arbitrary code execution. Do it only if you got the file "
-        f"from a trusted source.\n"
+        f"{_PREAMBLE}"
         f"    (2) Alternatively, to load with weights_only=True, allowlist the {what}: "
         f"Unsupported global: {path} was not an allowed global by default. Please use "
         f"`omnitensor.serialization.add_safe_globals([{name}])` or the "
@@ -108,15 +121,28 @@ def _refusal(path: str, what: str) -> WeightsOnlyError:
         f"this global if you trust this class/function.")
 
 
+def user_allowed(path: str) -> Any:
+    """The allowlisted object for the import path a checkpoint names, or None. A torch
+    path (``torch.nn.modules.linear.Linear``, as real torch writes it) also matches an
+    allowlisted omnitensor object of the same name (``add_safe_globals([nn.Linear])``),
+    since ``torch`` is omnitensor for scripts run through ``omnitensor.as_torch``."""
+    with _lock:
+        found = _SAFE.get(path)
+        if found is not None or not path.startswith("torch."):
+            return found
+        tail = path.rpartition(".")[2]
+        return next((obj for p, obj in _SAFE.items()
+                     if p.startswith("omnitensor.") and p.rpartition(".")[2] == tail), None)
+
+
 def resolve_global(path: str, weights_only: bool, what: str = "class") -> Any:
     """The class or function a checkpoint names: from the allowlist, or (only when
     ``weights_only`` is False) by importing its module."""
-    with _lock:
-        found = _SAFE.get(path)
+    found = user_allowed(path)
     if found is not None:
         return found
     if weights_only:
-        raise _refusal(path, what)
+        raise refusal(path, what)
     # the module part is the longest importable prefix: "pkg.mod.Outer.Inner"
     parts = path.split(".")
     for cut in range(len(parts) - 1, 0, -1):

@@ -161,12 +161,16 @@ def test_atomic_write_keeps_old_file_on_failure(tmp_path):
 
 
 def test_missing_safetensors_names_the_extra(tmp_path):
+    """The safetensors format needs the package and says which extra installs it; torch's
+    zip format (the default) needs nothing."""
     code = ("import sys; sys.modules['safetensors'] = None; sys.modules['safetensors.numpy'] = "
-            "None\nimport omnitensor as ot\ntry:\n    ot.save({'a': ot.ones(1)}, 'x')\n"
-            "except ImportError as e:\n    print(e)\n")
+            "None\nimport omnitensor as ot\ntry:\n    ot.save({'a': ot.ones(1)}, 'x', "
+            "format='safetensors')\nexcept ImportError as e:\n    print(e)\n"
+            "ot.save({'a': ot.ones(1)}, 'y')\nprint(ot.load('y')['a'].tolist())\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, cwd=tmp_path)
     assert "pip install 'omnitensor[checkpoint]'" in out.stdout, out.stderr
+    assert "[1.0]" in out.stdout, out.stderr
 
 
 def test_header_lengths_whose_low_byte_looks_like_a_pickle(tmp_path):
@@ -176,7 +180,7 @@ def test_header_lengths_whose_low_byte_looks_like_a_pickle(tmp_path):
     path = tmp_path / "c.ot"
     hits = 0
     for n in range(200):
-        ot.save({"k" * n: 1, "w": ot.ones(2)}, path)
+        ot.save({"k" * n: 1, "w": ot.ones(2)}, path, format="safetensors")
         raw = path.read_bytes()
         (length,) = struct.unpack("<Q", raw[:8])
         hits += raw[0] == 0x80

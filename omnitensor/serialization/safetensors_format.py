@@ -1,70 +1,41 @@
-"""Safe checkpoints: ``omnitensor.save(obj, path)`` / ``omnitensor.load(path)``.
+"""omnitensor's own checkpoint format: a safetensors file, nothing pickled.
 
 The file is a plain safetensors file (written with the ``safetensors`` library's NumPy
 API): the tensors, flat, under generated keys, plus one JSON string in the header's
-metadata that describes the structure of ``obj``. Nothing is pickled: the file holds data
-only, never code.
+metadata that describes the structure of the object. It holds data only, never code,
+and any safetensors reader can take the tensors out of it.
 
-What can be saved: nested dicts (``OrderedDict`` too), lists, tuples and sets of tensors,
-NumPy arrays, Python numbers, strings, bytes and None, devices, dtypes and ``Size`` —
-everything a ``state_dict`` holds — and also whole objects: ``save(model)``, or
-``{"model": model, "optimizer": opt}``. An object is stored as its class's import path and
-its state (see :mod:`omnitensor.checkpoint_objects`); a tensor or object reached twice
-(tied weights, an optimizer's parameters) is stored once and comes back shared.
-
-Loading is safe by default, as torch's since 2.6: ``load(path)`` (``weights_only=True``)
-builds only tensors and plain data, and refuses a file that names a class or function,
-with torch's explanation, unless the caller allowlisted it (``add_safe_globals``,
-``safe_globals``). ``load(path, weights_only=False)`` is for files you trust: it imports the
-modules the file names to rebuild its objects (importing runs their code).
-
-Writes are atomic (a temporary file in the target directory, fsynced, then renamed over
-the target), so a crash never leaves a half-written checkpoint under the real name. A
-truncated, corrupted or foreign file (a torch pickle/zip, an unrelated safetensors file)
-raises :class:`CheckpointError` saying which.
-
-Each tensor records its device; ``load`` restores it there, or wherever ``map_location``
-says (a device, a ``{"old": "new"}`` dict, or a callable ``f(device_str) -> device``).
+What can be saved: nested dicts (``OrderedDict``, ``defaultdict`` too), lists, tuples
+and sets of tensors, NumPy arrays, Python numbers, strings, bytes and None, devices,
+dtypes and ``Size``, and whole objects (stored as their class's import path and their
+state, see :mod:`omnitensor.checkpoint_objects`); a tensor or object reached twice (tied
+weights, an optimizer's parameters) is stored once and comes back shared. Each tensor
+records its device. Written with ``omnitensor.save(obj, f, format="safetensors")`` or to a
+``.safetensors`` path; ``omnitensor.load`` recognises it from its first bytes.
 """
 from __future__ import annotations
 
 import base64
 import json
 import math
-import os
-import signal
-import stat
 import struct
-import threading
-import tempfile
 import types
 from typing import Any
 
 import numpy as np
 
-from .checkpoint_objects import (WeightsOnlyError, add_safe_globals, clear_safe_globals,
-                                 get_safe_globals, global_path, object_state, rebuild_object,
-                                 resolve_global, safe_globals)
-from .core import dtypes as _dt
-from .core.tensor import Tensor
+from ..checkpoint_objects import global_path, object_state, rebuild_object, resolve_global
+from ..core import dtypes as _dt
+from ..core.tensor import Tensor
+from .files import BYTES_PER_FILE_BYTE, MAX_DEPTH, CheckpointError, build_budget
+from .locations import MapLocation, resolve_location
 
-__all__ = ["save", "load", "CheckpointError", "WeightsOnlyError", "add_safe_globals",
-           "safe_globals", "get_safe_globals", "clear_safe_globals"]
+__all__ = ["encode", "decode", "is_safetensors", "FORMAT", "VERSION"]
 
 FORMAT = "omnitensor.checkpoint"
 VERSION = 2  # 2: objects, globals, shared references, sets/bytes/devices/dtypes
 _META_KEY = "omnitensor"
 _MAX_HEADER = 100 * 1024 * 1024  # safetensors' own limit
-#: limits that keep a hostile file from costing more than a small multiple of its own size
-#: (each stored tensor is built once, shared by reference; see _Decoder)
-_MAX_DEPTH = 256
-_BYTES_PER_FILE_BYTE = 2  # complex tensors come back from a (real, imag) pair: 1x; slack 2x
-_BYTES_SLACK = 1 << 20
-_TMP_PREFIX = ".omnitensor-"
-
-
-class CheckpointError(ValueError):
-    """The file is not a readable omnitensor checkpoint (truncated, corrupted, foreign)."""
 
 
 def _safetensors() -> Any:
@@ -169,7 +140,7 @@ class _Encoder:
         return node
 
     def _tensor(self, obj: Tensor) -> dict[str, Any]:
-        from .nn.parameter import Parameter
+        from ..nn.parameter import Parameter
         t = obj.detach()
         node: dict[str, Any] = {"__tensor__": True, "dtype": t.dtype.name,
                                 "shape": list(t.shape), "device": str(t.device)}
@@ -184,8 +155,8 @@ class _Encoder:
         """Nodes for containers and the plain value types load always accepts; None when
         ``obj`` is none of them."""
         from collections import OrderedDict, defaultdict
-        from .core.device import Device
-        from .core.legacy import Size
+        from ..core.device import Device
+        from ..core.legacy import Size
         where = path or "the top level"
         if type(obj) in (dict, OrderedDict, defaultdict):
             items = [[self.encode(k, f"{path}<key>"), self.encode(v, f"{path}[{k!r}]")]
@@ -222,130 +193,12 @@ class _Encoder:
         return None
 
 
-def save(obj: Any, f: str | os.PathLike | Any, pickle_module: Any = None,
-         pickle_protocol: Any = None, *, metadata: dict[str, str] | None = None,
-         **_torch_options: Any) -> None:
-    """Write ``obj`` (e.g. ``{"model": model.state_dict(), "optim": opt.state_dict(),
-    "epoch": 3}``, or a whole model) to ``f`` (a path, written atomically, or a binary file
-    object) as a safetensors file. ``metadata`` adds string entries to the file header.
-    torch's ``pickle_module``/``pickle_protocol``/``_use_new_zipfile_serialization`` are
-    accepted and ignored: nothing is pickled."""
-    st = _safetensors()
-    enc = _Encoder()
-    tree = enc.encode(obj, "")
-    header: dict[str, str] = {str(k): str(v) for k, v in (metadata or {}).items()}
-    if _META_KEY in header:
-        raise ValueError(f"omnitensor.save: metadata key {_META_KEY!r} is reserved")
-    header[_META_KEY] = json.dumps({"format": FORMAT, "version": VERSION, "tree": tree},
-                                   separators=(",", ":"), allow_nan=False)
-    data = st.save(enc.arrays, metadata=header)
-    if hasattr(f, "write"):
-        f.write(data)
-        return
-    path = os.fspath(f)
-    directory = os.path.dirname(os.path.abspath(path))
-    _remove_stale_temps(directory)
-    fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", suffix=".tmp",
-                               dir=directory)
-    with _TerminateRaises():  # SIGTERM mid-write: remove the temporary file, then die of it
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a saved file is ordinary
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-
-
-class _Terminated(BaseException):
-    """SIGTERM arrived while a checkpoint was being written."""
-
-
-class _TerminateRaises:
-    """Within the block (main thread only: Python runs signal handlers there), SIGTERM
-    raises :class:`_Terminated`, so ``save`` removes its temporary file; on the way out the
-    signal is re-delivered with the previous handler (by default: the process dies of it,
-    as it would have). SIGINT already raises KeyboardInterrupt. A kill -9 cannot be caught:
-    the next save into that directory removes the dead process's temporary file."""
-
-    def __enter__(self) -> "_TerminateRaises":
-        self.old: Any = None
-        self.hit = False
-        if threading.current_thread() is threading.main_thread():
-            def handler(signum: int, frame: Any) -> None:
-                self.hit = True
-                raise _Terminated()
-            try:
-                self.old = signal.signal(signal.SIGTERM, handler)
-            except (ValueError, OSError):  # not allowed here (embedded interpreter)
-                self.old = None
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.old is None:
-            return
-        signal.signal(signal.SIGTERM, self.old)
-        if self.hit:
-            os.kill(os.getpid(), signal.SIGTERM)  # re-deliver under the previous handler
-
-
-def _remove_stale_temps(directory: str) -> None:
-    """Remove temporary files left in ``directory`` by saves whose process has died (kill
-    -9, power loss): their names carry the writer's pid. Files of live processes, and of
-    pids we cannot check, are left alone."""
-    try:
-        names = [n for n in os.listdir(directory)
-                 if n.startswith(_TMP_PREFIX) and n.endswith(".tmp")]
-    except OSError:
-        return
-    for n in names:
-        pid_text = n[len(_TMP_PREFIX):].split("-", 1)[0]
-        if not pid_text.isdigit() or int(pid_text) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid_text), 0)
-            continue  # alive (or pid reused): not ours to touch
-        except ProcessLookupError:
-            pass
-        except OSError:  # PermissionError: someone else's live process
-            continue
-        try:
-            os.unlink(os.path.join(directory, n))
-        except OSError:
-            pass
-
-
-def _umask() -> int:
-    mask = os.umask(0o22)  # the only way to read it is to set it; put it back at once
-    os.umask(mask)
-    return mask
-
-
 # --------------------------------------------------------------------------- decode
 def _read_header(data: bytes, name: str) -> dict[str, Any]:
     """Check the safetensors framing ourselves, so that every failure names its cause."""
-    # a safetensors file is an 8-byte little-endian header length, then a JSON object: its
-    # first byte is the length's low byte, which can be anything (0x80 included), so test
-    # the framing before guessing at foreign formats from the first bytes
-    framed = len(data) >= 9 and data[8:9] == b"{"
-    if not framed and len(data) >= 2 and data[0] == 0x80 and 2 <= data[1] <= 5:
-        raise CheckpointError(f"{name} is a Python pickle (e.g. torch.save's legacy format), "
-                              f"not an omnitensor checkpoint; pickles are refused because "
-                              f"loading one can run arbitrary code")
     if len(data) < 8:
         raise CheckpointError(f"{name} is truncated or not a checkpoint: {len(data)} bytes, "
                               f"too short for a safetensors header")
-    if not framed and data[:4] == b"PK\x03\x04":
-        raise CheckpointError(f"{name} is a zip archive (torch.save's format, which holds a "
-                              f"pickle), not an omnitensor checkpoint; it is refused because "
-                              f"loading a pickle can run arbitrary code. Convert it with "
-                              f"torch and safetensors, then load the .safetensors file")
     (n,) = struct.unpack("<Q", data[:8])
     if n > _MAX_HEADER:
         raise CheckpointError(f"{name} is not a safetensors file (header length {n} is "
@@ -392,19 +245,6 @@ def _read_header(data: bytes, name: str) -> dict[str, Any]:
     return info
 
 
-MapLocation = Any
-
-
-def _target_device(saved: str, map_location: MapLocation) -> Any:
-    if map_location is None:
-        return saved
-    if callable(map_location):
-        return map_location(saved)
-    if isinstance(map_location, dict):
-        return map_location.get(saved, saved)
-    return map_location
-
-
 class _Decoder:
     def __init__(self, arrays: dict[str, np.ndarray], map_location: MapLocation,
                  name: str, weights_only: bool = True, file_bytes: int | None = None) -> None:
@@ -414,8 +254,7 @@ class _Decoder:
         # what the structure may build: each stored array once (a second use must be a
         # __ref__, which shares the first object), within a multiple of the file's size
         self.used: set[str] = set()
-        self.budget = (_BYTES_PER_FILE_BYTE * file_bytes + _BYTES_SLACK
-                       if file_bytes is not None else None)
+        self.budget = build_budget(file_bytes)
         self.depth = 0
 
     def _fail(self, what: str) -> CheckpointError:
@@ -434,7 +273,7 @@ class _Decoder:
             self.budget -= arr.nbytes
             if self.budget < 0:
                 raise self._fail(f"its structure would build more than "
-                                 f"{_BYTES_PER_FILE_BYTE}x the file's size in tensors")
+                                 f"{BYTES_PER_FILE_BYTE}x the file's size in tensors")
         if node.get("complex"):
             if arr.ndim == 0 or arr.shape[-1] != 2:
                 raise self._fail(f"complex tensor {key!r} has shape {arr.shape}")
@@ -453,8 +292,8 @@ class _Decoder:
             return node
         self.depth += 1
         try:
-            if self.depth > _MAX_DEPTH:
-                raise self._fail(f"the structure is nested more than {_MAX_DEPTH} levels deep")
+            if self.depth > MAX_DEPTH:
+                raise self._fail(f"the structure is nested more than {MAX_DEPTH} levels deep")
             return self._decode(node)
         finally:
             self.depth -= 1
@@ -519,7 +358,7 @@ class _Decoder:
 
     def _plain(self, node: dict[str, Any]) -> Any:
         if "__size__" in node:
-            from .core.legacy import Size
+            from ..core.legacy import Size
             values = _seq(node["__size__"], self)
             if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
                 raise self._fail("bad Size node")
@@ -541,7 +380,7 @@ class _Decoder:
             except (TypeError, ValueError):
                 raise self._fail("bad bytes node") from None
         if "__device__" in node:
-            from .core.device import device
+            from ..core.device import device
             try:
                 return device(node["__device__"])
             except Exception:  # noqa: BLE001 - any bad device string is corruption
@@ -576,7 +415,7 @@ class _Decoder:
         return rebuilt
 
     def _tensor(self, node: dict[str, Any]) -> Tensor:
-        from .core.ops.creation import tensor
+        from ..core.ops.creation import tensor
         arr = self._array(node)
         try:
             dtype = _dt.as_dtype(node["dtype"])
@@ -586,7 +425,7 @@ class _Decoder:
             raise self._fail(f"tensor {node.get('key')!r} is stored as {arr.dtype}, the "
                              f"structure says {dtype.name}")
         saved = node.get("device", "cpu")
-        target = _target_device(str(saved), self.map_location)
+        target = resolve_location(str(saved), self.map_location)
         try:
             t = tensor(arr, dtype=dtype, device=target)
         except Exception as e:  # noqa: BLE001 - explain with the remedy
@@ -594,7 +433,7 @@ class _Decoder:
                                f"{target}: {e}. Pass map_location='cpu' (or another available "
                                f"device) to load it elsewhere") from e
         if node.get("parameter"):
-            from .nn.parameter import Parameter
+            from ..nn.parameter import Parameter
             return Parameter(t, bool(node.get("requires_grad", True)))
         if node.get("requires_grad") and t.dtype.kind in "fc":
             t.requires_grad_(True)
@@ -607,30 +446,32 @@ def _seq(value: Any, dec: _Decoder) -> list:
     return value
 
 
-def load(f: str | os.PathLike | Any, map_location: MapLocation = None, *,
-         weights_only: bool | None = None, **_: Any) -> Any:
-    """Read a checkpoint written by :func:`save`. ``map_location``: None restores each
-    tensor on the device it was saved from; a device string/object puts every tensor
-    there; a dict maps saved device strings to new ones; a callable maps one to the other.
 
-    ``weights_only`` (default True, as torch >= 2.6): only tensors and plain data are built;
-    a file naming a class or function (a whole model) raises :class:`WeightsOnlyError`
-    explaining the two ways on, unless those were allowlisted with
-    :func:`add_safe_globals`. ``weights_only=False``: for a trusted file, import what it
-    names and rebuild its objects. No torch pickle is ever read, either way."""
-    if weights_only is None:
-        weights_only = True
+
+def is_safetensors(data: bytes) -> bool:
+    """A safetensors file: an 8-byte little-endian header length, then a JSON object. Its
+    first byte is the length's low byte, which can be anything (0x80, a pickle's first
+    byte, included), so this is tested before other formats' first bytes."""
+    return len(data) >= 9 and data[8:9] == b"{"
+
+
+def encode(obj: Any, metadata: dict[str, str] | None = None) -> bytes:
+    """``obj`` as an omnitensor safetensors checkpoint; ``metadata`` adds string entries
+    to the file header."""
+    st = _safetensors()
+    enc = _Encoder()
+    tree = enc.encode(obj, "")
+    header: dict[str, str] = {str(k): str(v) for k, v in (metadata or {}).items()}
+    if _META_KEY in header:
+        raise ValueError(f"omnitensor.save: metadata key {_META_KEY!r} is reserved")
+    header[_META_KEY] = json.dumps({"format": FORMAT, "version": VERSION, "tree": tree},
+                                   separators=(",", ":"), allow_nan=False)
+    return st.save(enc.arrays, metadata=header)
+
+
+def decode(data: bytes, name: str, map_location: MapLocation, weights_only: bool) -> Any:
+    """The object in an omnitensor safetensors checkpoint."""
     _safetensors()  # a clear ImportError before reading anything
-    if hasattr(f, "read"):
-        data = f.read()
-        name = getattr(f, "name", "the checkpoint stream")
-    else:
-        name = os.fspath(f)
-        data = _read_regular_file(name)
-    if isinstance(data, str):
-        raise TypeError("omnitensor.load: open the file in binary mode ('rb')")
-    data = bytes(data)
-    name = name if isinstance(name, str) else repr(name)
     info = _read_header(data, name)
     try:
         arrays = _load_arrays(data)
@@ -643,31 +484,3 @@ def load(f: str | os.PathLike | Any, map_location: MapLocation = None, *,
     except RecursionError:
         raise CheckpointError(f"{name} is corrupted: the structure is nested too "
                               f"deeply") from None
-
-
-def _read_regular_file(name: Any) -> bytes:
-    """The bytes of a regular file; anything else (a FIFO, which would block forever, a
-    device such as /dev/zero, which never ends, a directory, a symlink to either) is
-    refused before a byte is read. Opened non-blocking, checked on the open descriptor (no
-    race between the check and the read), read up to the size it had when opened."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(name, flags)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                     (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"),
-                     (stat.S_ISSOCK, "a socket"))
-            kind = next((k for test, k in kinds if test(info.st_mode)), "not a regular file")
-            raise CheckpointError(f"{name} is {kind}, not a regular file: a checkpoint must "
-                                  f"be a regular file (refused before reading)")
-        chunks, left = [], info.st_size
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 26))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)

@@ -405,6 +405,31 @@ class Backend:
         """x's strides in elements (not bytes)."""
         raise NotImplementedError
 
+    def memory_span(self, x: Any) -> tuple[int, int, int]:
+        """``(allocation, first, end)``: x's elements lie in bytes ``[first, end)`` of
+        ``allocation``; two arrays can share memory only when their allocations are equal
+        and their ranges intersect (an empty array occupies ``[0, 0)``). Compiled calls
+        guard on it (aliasing between inputs). This default reads the array-exchange
+        protocols (NumPy, SYCL USM, CUDA): one address space, allocation 0."""
+        shape, item = tuple(x.shape), x.dtype.itemsize
+        if 0 in shape:
+            return (0, 0, 0)
+        iface = getattr(x, "__array_interface__", None) or \
+            getattr(x, "__cuda_array_interface__", None)
+        if iface is not None:
+            start = int(iface["data"][0] or 0)
+        else:
+            usm = x.__sycl_usm_array_interface__    # its data is the allocation's start
+            start = int(usm["data"][0] or 0) + int(usm.get("offset", 0)) * item
+        lo = hi = start
+        for n, st in zip(shape, self.strides(x)):
+            reach = (n - 1) * st * item
+            if reach < 0:
+                lo += reach
+            else:
+                hi += reach
+        return (0, lo, hi + item)
+
     def assign(self, dst: Any, src: Any) -> None:
         """Write ``src`` (an array of dst's dtype broadcast to dst's shape, or a Python
         scalar) into ``dst`` in place; ``dst`` may be a strided view."""

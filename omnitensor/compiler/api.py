@@ -254,6 +254,9 @@ class CompiledFunction:
     # ---------------------------------------------------------------- capture
     def _trace(self, e: _Entry, d0: Discovery, args: tuple, kwargs: dict) -> Any:
         fn = self._fn
+        # inputs that are different arrays over shared memory: a fused plan could read one
+        # after writing the other where eager read first; the recorded order is eager's
+        unfused = config.fuse is False or d0.overlapping
         start_slots = {n: s.get() for n, s in d0.iter_slots()}
         start_data = {n: t._data for n, t in d0.tensors.items()}
         start_versions = {n: t._version for n, t in d0.tensors.items()}
@@ -286,7 +289,7 @@ class CompiledFunction:
             if rec.breaks and config.segments is not False:
                 try:
                     e.segments = segments.SegmentedCall(
-                        rec, live_end, _fuser(), () if config.fuse is False else None)
+                        rec, live_end, _fuser(unfused), () if unfused else None)
                     self._last_segmented = e.segments
                 except segments.NotSegmentable as err:
                     e.reason = f"{why} (and it cannot be split there: {err})"
@@ -313,6 +316,7 @@ class CompiledFunction:
                 return result
             e.bindings.append((slot, len(extra), new._device, new._dtype))
             extra.append(v)
+        bumped: set[int] = set()     # one bump per storage (a tensor passed twice)
         for name, t in d0.tensors.items():
             if d1.tensors.get(name) is not t:
                 continue
@@ -324,7 +328,9 @@ class CompiledFunction:
                 e.data_bindings.append((name, len(extra)))
                 extra.append(v)
             delta = t._version - start_versions[name]
-            if delta:
+            base = t._base if t._base is not None else t
+            if delta and id(base) not in bumped:
+                bumped.add(id(base))
                 e.bumps.append((name, delta))
                 grads_changed = grads_changed or name.endswith(".grad")
         # the result: tensors by value (or the same tensor when it is one the call reads)
@@ -373,7 +379,7 @@ class CompiledFunction:
         if sp is not None:
             try:
                 planned = aot.split(graph, sp, gens,
-                                    passes=() if config.fuse is False else None)
+                                    passes=() if unfused else None)
             except Exception as err:  # noqa: BLE001 - a backward we cannot plan: eager
                 e.reason = f"the captured backward cannot be planned ({err})"
                 return result
@@ -382,8 +388,8 @@ class CompiledFunction:
             e.aot_outs = [out_index[id(t)] for t in rg]
             e.aot_inputs = [names0[id(t)] for t, _v in sp.diff_inputs]
             e.n_extra = len(extra)
-        if sp is None and config.fuse is not False and config.fuse_in_background and (
-                _fuser() is not None or replay.PLANNERS) and _concurrent_build(graph.device):
+        if sp is None and not unfused and config.fuse_in_background and (
+                _fuser(unfused) is not None or replay.PLANNERS) and _concurrent_build(graph.device):
             # tiered: replay unfused now, swap in the fused plan when its kernels are built
             try:
                 e.plan = replay.build_plan(graph, generators=gens, passes=())
@@ -393,7 +399,7 @@ class CompiledFunction:
             e.upgrade = _upgrade_later(e, graph, gens)
             self._finish_entry(e, graph, outs, rec, d0)
             return result
-        fuse = _fuser() if sp is None else None
+        fuse = _fuser(unfused) if sp is None else None
         if fuse is not None:
             try:
                 planned = fuse(graph)
@@ -402,9 +408,9 @@ class CompiledFunction:
                               f"unfused", UserWarning, stacklevel=3)
         try:
             e.plan = replay.build_plan(planned, generators=gens,
-                                       passes=() if config.fuse is False else None)
+                                       passes=() if unfused else None)
         except Exception as err:  # noqa: BLE001 - a planner pass failed: replay unfused
-            if config.fuse is not False and (replay.PLANNERS or planned is not graph):
+            if not unfused and (replay.PLANNERS or planned is not graph):
                 warnings.warn(f"omnitensor.compile: planning fused kernels failed "
                               f"({err!r}); replaying unfused", UserWarning, stacklevel=3)
             try:
@@ -572,10 +578,11 @@ def _upgrade_later(e: _Entry, graph: Graph, gens: dict) -> threading.Thread:
     return t
 
 
-def _fuser() -> Callable[[Graph], Graph] | None:
+def _fuser(off: bool = False) -> Callable[[Graph], Graph] | None:
     """The fusion planner's ``fuse`` when ``config.fuse`` is True, or when it is None
-    (auto) and ``omnitensor.compiler.fusion`` declares ``ENABLED = True``."""
-    if config.fuse is False:
+    (auto) and ``omnitensor.compiler.fusion`` declares ``ENABLED = True``; None when
+    ``off`` (a capture whose inputs overlap: see aliasing.py)."""
+    if off or config.fuse is False:
         return None
     try:
         from . import fusion   # type: ignore[attr-defined]

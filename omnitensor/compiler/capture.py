@@ -41,7 +41,8 @@ _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: backend callables that are queries, not computations: run, never recorded
 _PASSTHROUGH = frozenset((
     "accepts_dlpack_device", "device_count", "device_index", "device_info", "dlpack_device",
-    "dtype_unsupported_reason", "empty_cache", "memory_stats", "native_routines",
+    "dtype_unsupported_reason", "empty_cache", "memory_span", "memory_stats",
+    "native_routines",
     "reset_peak_memory_stats", "strides", "supports_dtype", "synchronize",
     "unavailable_reason", "version", "wide_accumulation"))
 #: backend callables whose result reaches the host or depends on data: graph breaks
@@ -129,6 +130,7 @@ class Recorder:
         self.fullgraph = fullgraph
         self.values: dict[int, Value] = {}     # id(array) -> its current Value
         self.alive: list[Any] = []             # every array seen (ids stay unique)
+        self.array_of: dict[int, Any] = {}     # Value id -> its array
         self.inputs: list[Input] = []
         self.input_tensors: list[Tensor | None] = []   # parallel to inputs (None: const)
         self.input_arrays: list[Any] = []              # the array each input had
@@ -162,6 +164,7 @@ class Recorder:
         self._next += 1
         self.values[id(arr)] = v
         self.alive.append(arr)
+        self.array_of[v.id] = arr
         return v
 
     def value_of(self, arr: Any) -> Value:

@@ -10,11 +10,15 @@ function's ``self``, closure cells and the globals its code names) and finds, du
 * **slots**, the Python places that hold tensors (``p.grad``, optimizer state entries,
   a module's parameter and buffer dicts), so a capture can see which ones a call rebinds
   (``zero_grad`` then ``backward`` makes new ``.grad`` tensors) and a replay rebind them;
-* the **guard key**: shapes, dtypes, devices and ``requires_grad`` of tensor arguments, the
-  values of scalar arguments, grad and inference mode, autocast's state, every submodule's ``training`` flag, parameter and
-  buffer identities and metadata (not their versions: a replay reads each tensor's current
-  storage, so in-place updates outside a compiled call need no retrace), which gradients exist, the optimizer state's structure and
-  hyperparameters (``lr``, ``momentum``, ...), scalar closure and global values;
+* the **guard key**: shapes, strides, dtypes, devices and ``requires_grad`` of tensor
+  arguments, the values of scalar arguments, grad and inference mode, autocast's state,
+  every submodule's ``training`` flag, parameter and buffer identities and metadata (not
+  their versions: a replay reads each tensor's current storage, so in-place updates
+  outside a compiled call need no retrace), which gradients exist, the optimizer state's
+  structure and hyperparameters (``lr``, ``momentum``, ...), scalar closure and global
+  values, and which of all these tensors share memory (``aliasing.py``). The storage
+  offset is not a guard: a replay reads each input's current view, offset included, and
+  nothing eager computes depends on it except aliasing;
 * **scalars**: Python-visible state a call could change (hyperparameters, scalar optimizer
   state, ``training`` flags, scalar globals). A call that changes one cannot be replayed.
 """
@@ -26,6 +30,7 @@ from typing import Any, Callable, Iterator
 from ..core import autocast_state as _autocast
 from ..core.grad_mode import is_grad_enabled, is_inference_mode_enabled
 from ..core.tensor import Tensor
+from . import aliasing
 
 __all__ = ["Discovery", "Slot", "discover", "global_names", "tensor_meta"]
 
@@ -34,7 +39,12 @@ _GRAD_PATH = (("attr", "grad"),)
 
 
 def tensor_meta(t: Tensor) -> tuple:
-    return (t._data.shape, t._dtype, t._device, t.requires_grad)
+    """What a capture specialises a tensor on: shape, strides (``contiguous()``,
+    ``is_contiguous()`` branches, ``view`` versus ``reshape`` follow them), dtype, device,
+    ``requires_grad``."""
+    data = t._data
+    return (data.shape, t._device.backend.strides(data), t._dtype, t._device,
+            t.requires_grad)
 
 
 def _is_module(o: Any) -> bool:
@@ -96,6 +106,8 @@ class Discovery:
         self.scalars: dict[str, Any] = {}
         self._seen: set[int] = set()
         self.functions: list[types.FunctionType] = []   # user code whose globals count
+        #: two of the tensors are different arrays over shared memory (see aliasing.py)
+        self.overlapping = False
 
     def add_tensor(self, name: str, t: Tensor, kind: str) -> None:
         if name not in self.tensors:
@@ -345,4 +357,8 @@ def discover(fn: Any, args: tuple, kwargs: dict) -> Discovery:
                                     types.BuiltinFunctionType)):
                 d.obj(f"globals.{name}", o)
         work += [f for f in d.functions if id(f) not in done]
+    alias = aliasing.pattern(list(d.tensors.values()))
+    if alias:   # which of them share memory is part of the key (aliasing.py)
+        d.key.append(("aliasing", alias))
+        d.overlapping = not all(same for _i, _j, same in alias)
     return d

@@ -38,7 +38,7 @@ import numpy as np
 from ..core import capture_hooks
 from ..core.device import device as _device
 from ..core.dtypes import as_dtype
-from . import capture, replay
+from . import aliasing, capture, replay
 from .ir import INPLACE_OPS, VIEW_OPS, DTypeName, Graph, Input, Node, Value, state_writes
 
 __all__ = ["SegmentedCall", "NotSegmentable"]
@@ -61,6 +61,7 @@ class _Segment:
     inputs: tuple[int, ...] = ()     # value ids the plan reads, in plan-input order
     outs: tuple[tuple[int, str | None], ...] = ()   # (value id, device label) to copy out
     temps: tuple[int, ...] = ()      # values the program did not hold at the capture's break
+    fused: bool = False              # its plan may reorder reads and writes (aliasing.py)
 
 
 class _Draw:
@@ -93,7 +94,9 @@ class SegmentedCall:
         self.kinds = dict(rec.result_kinds)
         self.strided = frozenset(rec.strided_nodes)
         # the layout of each input (a transposed argument gives results in its layout)
-        self.in_layout = {i.value.id: _layout(a) for i, a in zip(rec.inputs, rec.input_arrays)}
+        be = _device(rec.device).backend
+        self.in_layout = {i.value.id: _layout(a, be)
+                          for i, a in zip(rec.inputs, rec.input_arrays)}
         self.input_ids = frozenset(i.value.id for i in rec.inputs)
         self.divergences = 0
         self.calls = 0
@@ -160,7 +163,12 @@ class SegmentedCall:
                                             if o.id not in live and o.id not in real_at))
             real_at.update(o.id for o in keep)
             if seg.end > seg.start:
-                seg.plan = self._plan(seg, list(reads.values()), keep, rec, fuse, passes)
+                # reads over shared memory (a view of an input and the input): the recorded
+                # order is eager's; a fused plan could read one after writing the other
+                shared = aliasing.any_overlap([rec.array_of[v] for v in reads], be)
+                seg.fused = not shared and (fuse is not None or passes != ())
+                seg.plan = self._plan(seg, list(reads.values()), keep, rec,
+                                      None if shared else fuse, () if shared else passes)
 
     def _plan(self, seg: _Segment, reads: list[Value], keep: list[Value],
               rec: capture.Recorder, fuse: Any, passes: Any) -> replay.Plan:
@@ -264,6 +272,10 @@ class _Session:
         self._loose = False                         # matching ignores scalars
         self.real: dict[str | None, Any] = {}   # device label -> real backend
         self.index: dict[str | None, int] = {}
+        self.bound_inputs: list[Any] = []       # the program's arrays of graph inputs
+        self._overlap_checked = 0               # how many of them were checked
+        self._overlap = False                   # two of them are different arrays over
+        #                                         shared memory (a fused plan is unsafe)
         self._thread = threading.get_ident()
 
     # ----------------------------------------------------------- matching
@@ -290,9 +302,10 @@ class _Session:
                 return False
             if tuple(int(s) for s in a.shape) != r.shape or str(a.dtype) != r.dtype:
                 return False
-            if _layout(a) != self.owner.in_layout.get(r.id):
+            if _layout(a, self.real[None]) != self.owner.in_layout.get(r.id):
                 return False
             self._bind(r, a)
+            self.bound_inputs.append(a)
             return True
         if isinstance(r, DTypeName):
             try:
@@ -528,11 +541,23 @@ class _Session:
             self._run_pending(self.owner.segments[self.k])
         self.diverged = True
 
+    def _inputs_overlap(self) -> bool:
+        """Whether two of the arrays bound to graph inputs so far are different arrays over
+        shared memory (the capture's were not, or its plans would be unfused)."""
+        bound = self.bound_inputs
+        if len(bound) > self._overlap_checked:
+            self._overlap_checked = len(bound)
+            self._overlap = len(bound) > 1 and aliasing.any_overlap(bound, self.real[None])
+        return self._overlap
+
     def _flush_or_run(self, seg: _Segment) -> None:
         """At a break: the segment's plan, unless the program now holds a value the capture
-        saw dropped (stored on some calls only: ``if step % 10 == 0: saved.append(h)``);
-        the plan never materializes those, so the segment's nodes run one by one then."""
-        if self._holds_a_temp(seg):
+        saw dropped (stored on some calls only: ``if step % 10 == 0: saved.append(h)``),
+        or its inputs share memory where the capture's did not (a fused plan may reorder
+        a read and a write): the segment's nodes run one by one then."""
+        if seg.fused and self._inputs_overlap():
+            self._run_pending(seg)
+        elif self._holds_a_temp(seg):
             self.owner.held_temps += 1
             if _DEBUG:
                 print("omnitensor segments: a value the capture dropped is held: eager "
@@ -641,13 +666,11 @@ class _Session:
         return a
 
 
-def _layout(a: Any) -> Any:
-    """None for a C-order array (or one without NumPy-style flags: its backend's results
-    are C order whatever its operands), else its strides."""
-    flags = getattr(a, "flags", None)
-    if flags is None or getattr(flags, "c_contiguous", True):
-        return None
-    return tuple(getattr(a, "strides", ()))
+def _layout(a: Any, backend: Any) -> tuple[int, ...]:
+    """An input's layout as the graph device's backend reports it: its strides (a
+    transposed argument gives results in its layout, ``contiguous()`` copies it, and a
+    fused kernel was generated for the capture's strides)."""
+    return tuple(backend.strides(a))
 
 
 def _plain(r: Any) -> bool:

@@ -195,6 +195,19 @@ class OpenCLBackend(Backend):
     def strides(self, x):
         return x.strides
 
+    def memory_span(self, x):
+        # views share their buffer object; distinct buffers never share memory
+        if not x.size:
+            return (0, 0, 0)
+        lo = hi = x.offset
+        for n, st in zip(x.shape, x.strides):
+            if st < 0:
+                lo += (n - 1) * st
+            else:
+                hi += (n - 1) * st
+        item = x.dtype.itemsize
+        return (int(x.data.int_ptr), lo * item, (hi + 1) * item)
+
     def assign(self, dst, src):
         if dst.size:
             ew.copy_into(dst, src)

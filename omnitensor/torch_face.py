@@ -186,7 +186,15 @@ _copy_namespace()
 def __getattr__(name: str) -> _Any:
     """Lazily made names (``torch.nn``, ``torch.compile``, ``torch.save``...) come from
     omnitensor's own lazy attributes, and are cached here once made."""
-    value = getattr(_ot, name)
+    try:
+        value = getattr(_ot, name)
+    except AttributeError:
+        # torch.version, torch._C, torch._dynamo...: submodules reached as attributes
+        import importlib.util
+        if name.startswith("__") or importlib.util.find_spec(f"omnitensor.{name}") is None:
+            raise AttributeError(f"module 'torch' (omnitensor's torch face) has no "
+                                 f"attribute {name!r}") from None
+        value = importlib.import_module(f"omnitensor.{name}")
     globals()[name] = value
     return value
 

@@ -511,6 +511,14 @@ class Backend:
         """The diagonal of the (axis1, axis2) planes, appended as the last axis."""
         raise NotImplementedError
 
+    def as_strided(self, base: Any, shape: tuple[int, ...], strides: tuple[int, ...],
+                   offset: int) -> Any:
+        """A view of ``base`` (a C-contiguous array whose first element starts its storage)
+        with element ``strides`` (>= 0) starting ``offset`` elements in (torch's
+        ``as_strided``); core has checked that every element it reaches lies in ``base``.
+        Writes through the view reach ``base``."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------------------ indexing
     def gather_nd(self, x: Any, indices: tuple[Any, ...]) -> Any:
         """``x[i0, i1, ..., i_{ndim-1}]`` with one int64 index array per axis of x, all of

@@ -161,6 +161,13 @@ class NamespaceBackend(Backend):
         item = x.dtype.itemsize
         return tuple(s // item for s in x.strides)
 
+    def as_strided(self, base, shape, strides, offset):
+        # NumPy and CuPy both have stride_tricks.as_strided (byte strides), a shared view
+        item = base.dtype.itemsize
+        flat = base.reshape(-1)[offset:]
+        return self.xp.lib.stride_tricks.as_strided(
+            flat, tuple(shape), tuple(s * item for s in strides))
+
     def assign(self, dst, src):
         dst[...] = src
 

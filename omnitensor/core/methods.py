@@ -417,6 +417,9 @@ def _bind_methods() -> None:
     T.heaviside = composite.heaviside
     T.deg2rad, T.rad2deg = composite.deg2rad, composite.rad2deg
     torch_extras.bind(T)
+    from .ops import storage
+    T.storage_offset, T.as_strided = storage.storage_offset, storage.as_strided
+    T.untyped_storage, T.storage = storage.untyped_storage, storage.typed_storage
     _bind_legacy(T)  # Tensor.type, is_xpu/is_opencl..., data_ptr (core/legacy.py)
 
 

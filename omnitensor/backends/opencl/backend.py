@@ -299,6 +299,9 @@ class OpenCLBackend(Backend):
     def diagonal(self, x, offset, axis1, axis2):
         return A.diagonal(x, offset, axis1, axis2)
 
+    def as_strided(self, base, shape, strides, offset):
+        return A.view(base, tuple(shape), tuple(strides), base.offset + offset)
+
     # --------------------------------------------------------------------- indexing
     def gather_nd(self, x, indices):
         if not indices:  # a 0-d x: no index arrays (the kernels take at least one)

@@ -106,6 +106,7 @@ eq, ne, lt, le, gt, ge = equal, not_equal, less, less_equal, greater, greater_eq
 greater_than, less_than = greater, less
 fmax, fmin = maximum, minimum
 power = pow
+trapz = trapezoid  # torch's older name
 float = float32  # noqa: A001  (torch.float)
 double = float64
 half = float16
@@ -127,11 +128,6 @@ from .torch_idioms import (are_deterministic_algorithms_enabled, as_tensor, chan
                            set_default_tensor_type, set_float32_matmul_precision,
                            set_num_interop_threads, strided, typename,
                            use_deterministic_algorithms)
-# sparse tensors (core/sparse, docs/sparse.md); torch.sparse is omnitensor/sparse.py (lazy)
-from .core.sparse import (sparse_bsc, sparse_bsc_tensor, sparse_bsr, sparse_bsr_tensor,
-                          sparse_compressed_tensor, sparse_coo, sparse_coo_tensor, sparse_csc,
-                          sparse_csc_tensor, sparse_csr, sparse_csr_tensor)
-from .core.sparse import sparse_mm as spmm
 
 
 def round(x: Tensor, /, *, decimals: _builtins.int = 0) -> Tensor:  # noqa: A001
@@ -213,7 +209,7 @@ _LAZY = {"nn", "optim", "data", "dist", "distributed", "utils", "linalg", "fft",
 # torch's module tree (issue 14): imported on first attribute access, so `import omnitensor`
 # stays light
 _LAZY |= {"accelerator", "special", "distributions", "func", "onnx", "jit", "amp", "profiler",
-          "as_torch", "compiler", "memory", "hub"}
+          "as_torch", "compiler", "memory"}
 # torch.is_autocast_enabled & co. (the autocast state) live in omnitensor.amp
 _FROM_AMP = {"is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
              "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
@@ -222,7 +218,6 @@ _FROM_AMP = {"is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled"
              "is_autocast_available"}
 # torch.lgamma & co. live in omnitensor.special (written once there)
 _FROM_SPECIAL = {"lgamma": "gammaln", "digamma": "digamma", "erfinv": "erfinv", "i0": "i0"}
-_LAZY.add("sparse")  # torch.sparse
 
 
 def __getattr__(name: str) -> _Any:

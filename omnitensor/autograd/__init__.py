@@ -15,13 +15,14 @@ from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from . import functional, grad_mode  # noqa: E402  (torch.autograd.functional / .grad_mode)
+from . import forward_ad, functional, grad_mode  # noqa: E402  (torch.autograd.forward_ad, ...)
 from .variable import Variable
 
 __all__ = [
     "Node", "backward", "grad", "queue_callback", "Function", "FunctionCtx", "once_differentiable", "no_grad",
     "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "checkpoint",
-    "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "functional", "grad_mode",
+    "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "forward_ad", "functional",
+    "grad_mode",
     "Variable",
 ]

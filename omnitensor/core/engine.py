@@ -15,7 +15,7 @@ import weakref
 from typing import Any, Callable, Iterable, Sequence
 
 from .autocast_state import state as _autocast
-from .grad_mode import _mode
+from .grad_mode import _mode, set_grad_enabled_raw as _set_grad
 from .graph import AccumulateGrad, Node, edge_of
 from .ops.creation import full_like, zeros, zeros_like
 from .ops.shape import sum_to
@@ -169,9 +169,12 @@ def tensor_backward(self: Tensor, gradient: Tensor | None = None,
 
 
 # ------------------------------------------------------------------------ internals
-def _graph(root_nodes: Iterable[Node]) -> list[Node]:
+def _graph(root_nodes: Iterable[Node], min_seq: int = -1) -> list[Node]:
     """Every node reachable from the roots in post-order (inputs before consumers): one
-    iterative DFS; nodes hash by identity, so they key the sets directly."""
+    iterative DFS; nodes hash by identity, so they key the sets directly. Nodes older than
+    ``min_seq`` are not entered: a node's inputs are always older than it, so none of them
+    leads to a target recorded at or after ``min_seq`` (a forward-AD tangent's small
+    formula graph is walked without walking the program's whole graph behind it)."""
     order: list[Node] = []
     seen: set[Node] = set()
     stack: list[tuple[Node, int]] = []
@@ -186,7 +189,7 @@ def _graph(root_nodes: Iterable[Node]) -> list[Node]:
             if i < len(nexts):
                 stack[-1] = (node, i + 1)
                 e = nexts[i]
-                if e is not None and e[0] not in seen:
+                if e is not None and e[0] not in seen and e[0].seq >= min_seq:
                     seen.add(e[0])
                     stack.append((e[0], 0))
             else:
@@ -270,7 +273,7 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
     target_keys = None
     needed: set[Node] | None = None  # None: every reachable node runs
     if targets is not None:
-        order = _graph([e[0] for e, _ in roots])
+        order = _graph([e[0] for e, _ in roots], min(e[0].seq for e in targets))
         target_keys = {(e[0], e[1]) for e in targets}
         target_nodes = {e[0] for e in targets}
         needed = set()
@@ -295,7 +298,7 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
         buf[nr] = g if buf[nr] is None else buf[nr] + g
         shared[id(g)] = weakref.ref(g)
     captured: dict = {}
-    prev_mode = _mode.enabled
+    prev_mode = _mode.grad
     push = heapq.heappush
 
     def deliver(node: Node, results: Sequence[Any]) -> None:
@@ -340,7 +343,9 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
     this_pass = _Pass(accumulate and targets is None)
     callbacks = this_pass.callbacks
     stack.append(this_pass)
-    _mode.enabled = create_graph  # backward formulas record only for create_graph
+    # backward formulas record the reverse graph only for create_graph (forward-AD
+    # tangents of the gradients are computed either way: core/forward_ad.py)
+    _set_grad(create_graph)
     # backward ops run in the dtypes autocast chose in forward (torch), never re-autocast
     prev_autocast, _autocast.active = _autocast.active, False
     done = False
@@ -352,7 +357,7 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
                 continue
             pre = node._pre_hooks
             if pre:  # tensor hooks and retain_grad on this node's outputs
-                _mode.enabled = prev_mode
+                _set_grad(prev_mode)
                 for nr, hooks in pre.items():
                     if 0 <= nr < len(grads) and grads[nr] is not None:
                         grads[nr] = _run_hooks(hooks, grads[nr])
@@ -360,7 +365,7 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
                     r = h(tuple(grads))
                     if r is not None:
                         grads = list(r)
-                _mode.enabled = create_graph
+                _set_grad(create_graph)
             if target_keys is not None:
                 for nr, g in enumerate(grads):
                     key = (node, nr)
@@ -372,11 +377,11 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
             if node.__class__ is is_leaf_sink:
                 if accumulate and grads[0] is not None and (
                         target_keys is None or (node, 0) in target_keys):
-                    _mode.enabled = prev_mode
+                    _set_grad(prev_mode)
                     g0 = grads[0]
                     ref = shared.get(id(g0))
                     _accumulate_leaf(node, g0, ref is None or ref() is not g0, create_graph)
-                    _mode.enabled = create_graph
+                    _set_grad(create_graph)
                 continue
             if needed is not None and not any(
                     e is not None and e[0] in needed for e in node.next_functions):
@@ -402,7 +407,7 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
             deliver(node, results)
         done = True
     finally:
-        _mode.enabled = prev_mode
+        _set_grad(prev_mode)
         _autocast.active = prev_autocast
         if not done:
             stack.pop()

@@ -14,10 +14,27 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
 
 
 class _GradMode(threading.local):
+    """``enabled``: ops call ``record()`` (hot paths read only this); it is grad mode, or a
+    forward-AD level being active, since tangents flow under ``no_grad`` too (torch).
+    ``grad``: grad mode proper (``is_grad_enabled``), which decides whether ``record()``
+    attaches the reverse graph. ``forward``: some forward-AD level is visible (levels at or
+    above ``fw_ceiling`` are hidden while a tangent at that level is computed); inference
+    mode and library-internal ``no_grad_ctx`` turn it off (``core/forward_ad.py``)."""
+
     def __init__(self) -> None:
         self.enabled = True
+        self.grad = True
         self.inference = False
         self.anomaly = False
+        self.forward = False
+        self.fw_levels: tuple[int, ...] = ()
+        self.fw_ceiling = 1 << 30
+
+    def refresh_forward(self) -> None:
+        """Recompute ``forward`` and ``enabled`` after a level, ceiling or mode change."""
+        ceiling = self.fw_ceiling
+        self.forward = not self.inference and any(lv < ceiling for lv in self.fw_levels)
+        self.enabled = self.grad or self.forward
 
 
 #: this thread's modes; hot paths (the elementwise dispatcher, the engine) read it directly
@@ -26,13 +43,14 @@ _mode = _GradMode()
 
 def is_grad_enabled() -> bool:
     """Whether ops record the graph on this thread."""
-    return _mode.enabled
+    return _mode.grad
 
 
 def set_grad_enabled_raw(flag: bool) -> bool:
     """Set grad mode; returns the previous value (used by the context managers below)."""
-    prev = _mode.enabled
-    _mode.enabled = bool(flag)
+    prev = _mode.grad
+    _mode.grad = flag = bool(flag)
+    _mode.enabled = flag or _mode.forward
     return prev
 
 
@@ -47,11 +65,14 @@ class no_grad_ctx:
     __slots__ = ("prev",)
 
     def __enter__(self) -> None:
-        self.prev = _mode.enabled
-        _mode.enabled = False
+        # library code records its own node around this block: nothing inside records,
+        # neither the reverse graph nor forward-AD tangents
+        m = _mode
+        self.prev = (m.enabled, m.grad, m.forward)
+        m.enabled = m.grad = m.forward = False
 
     def __exit__(self, *exc: Any) -> None:
-        _mode.enabled = self.prev
+        _mode.enabled, _mode.grad, _mode.forward = self.prev
 
 
 class _GradModeContext:
@@ -150,11 +171,13 @@ class inference_mode(_GradModeContext):
         self._prev_inf = _mode.inference
         if self._enabled:
             _mode.inference = True
+            _mode.refresh_forward()  # no tangents in inference mode (torch)
             self._prev = set_grad_enabled_raw(False)
         else:
             self._prev = is_grad_enabled()
 
     def __exit__(self, *exc: Any) -> None:
         _mode.inference = self._prev_inf
+        _mode.refresh_forward()
         set_grad_enabled_raw(self._prev)
 

@@ -51,6 +51,9 @@ class Node:
     _hooks: list | None = None
     materialize_grads = True
     non_differentiable: frozenset = frozenset()
+    #: True only for the marker that tensors carrying forward-AD tangents alone have as
+    #: ``grad_fn`` (core/forward_ad.py): not part of the reverse graph
+    _fw_only = False
 
     def __init__(self, name: str, backward_fn: Callable[..., Sequence[Any]],
                  next_functions: tuple = (), input_meta: tuple = (),
@@ -73,7 +76,11 @@ class Node:
             if isinstance(t, Tensor) and t.grad_fn is self:
                 # an output of this node: keep a graph-free alias to avoid a reference
                 # cycle; the grad_fn is put back when unpacked (torch's SavedVariable)
-                saved.append(t._alias())
+                a = t._alias()
+                fw = t.__dict__.get("_fw")
+                if fw is not None:  # the same forward-AD tangents, as the dict itself
+                    a.__dict__["_fw"] = fw
+                saved.append(a)
                 is_out.append(True)
             else:
                 saved.append(t)
@@ -100,9 +107,12 @@ class Node:
                     f"{t._version}; expected version {v} instead (saved by {self._name}). "
                     f"Use out-of-place ops (x = x * 2) or .clone() before modifying it.")
             if is_out:
+                fw = t.__dict__.get("_fw")
                 t = t._alias()
                 t.grad_fn = self
                 t.requires_grad = True
+                if fw is not None:
+                    t.__dict__["_fw"] = fw
             out.append(t)
         return tuple(out)
 
@@ -198,15 +208,24 @@ def record(name: str, backward_fn: Callable[..., Sequence[Any]], outputs: Any,
 
     ``inputs`` are the op's tensor inputs in the order ``backward_fn`` returns their
     gradients (None or non-tensors where there is none); ``saved`` are tensors the
-    backward reads through ``node.saved_tensors``; ``attrs`` become node attributes."""
+    backward reads through ``node.saved_tensors``; ``attrs`` become node attributes.
+
+    The node joins the reverse graph when grad mode is on and an input is in it; when an
+    input carries forward-AD tangents, the outputs' tangents are derived from the same
+    node (``core/forward_ad.py``), under ``no_grad`` too."""
     n = len(inputs)
     edges: list = [None] * n
     meta: list = [None] * n
     needs: list = [False] * n
+    grad_on = _mode.grad
+    fw_only = False  # an input only carries forward-AD tangents: not an edge
     for i, t in enumerate(inputs):
-        if isinstance(t, Tensor) and t.requires_grad:
+        if grad_on and isinstance(t, Tensor) and t.requires_grad:
             fn = t.grad_fn
             if fn is not None:
+                if fn._fw_only:
+                    fw_only = True
+                    continue
                 edges[i] = (fn, t._output_nr)
             else:
                 acc = t._accumulator
@@ -220,7 +239,12 @@ def record(name: str, backward_fn: Callable[..., Sequence[Any]], outputs: Any,
     node = Node(name, backward_fn, tuple(edges), tuple(meta), tuple(needs))
     if attrs:
         node.__dict__.update(attrs)
-    if outputs.__class__ is tuple:
+    forward = _mode.forward and _forward_ad().carries_tangents(inputs)
+    if forward:
+        _forward_ad().prepare_outputs(outputs)  # saved outputs share their tangents
+    if not (any(needs) or (grad_on and not fw_only and not _mode.fw_levels)):
+        pass  # not in the reverse graph: no_grad, or forward-AD tangents only
+    elif outputs.__class__ is tuple:
         node.num_outputs = len(outputs)
         out_meta: list[tuple | None] = []
         for i, o in enumerate(outputs):
@@ -240,4 +264,12 @@ def record(name: str, backward_fn: Callable[..., Sequence[Any]], outputs: Any,
         node.save_for_backward(*saved)
     if _mode.anomaly:
         node.__dict__["_trace"] = "".join(traceback.format_stack()[:-2])
+    if forward:
+        _forward_ad().record_tangents(node, outputs, inputs)
     return node
+
+
+def _forward_ad() -> Any:
+    """core/forward_ad.py, imported on first use (it builds on the engine, above this)."""
+    from . import forward_ad
+    return forward_ad

@@ -18,7 +18,7 @@ from .legacy import Size, bind as _bind_legacy
 from .ops import (composite, conversion, creation, elementwise as ew, gather, indexing, join,
                   linalg_ops, random as rnd, reduction as red, shape as sh, sorting, ternary,
                   torch_extras)
-from .ops.inplace import apply_inplace, inplace_method as _inplace_from
+from .ops.inplace import apply_inplace, check_leaf, inplace_method as _inplace_from
 
 _SCALARS = (bool, int, float, complex)
 
@@ -146,9 +146,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     if isinstance(value, Tensor):
         value = value.item()
     if needs_grad(self):
-        if self.grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
+        check_leaf(self)
         return apply_inplace(self, lambda base: base * 0 + value, "fill")
     self._device.backend.assign(self._data, indexing._scalar_of(self, value))
     self._bump_version()
@@ -162,9 +160,7 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     if src._device is not self._device:
         src = conversion.to(src, self._device)
     if needs_grad(self, src):
-        if self.grad_fn is None and self.requires_grad:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
+        check_leaf(self)
         return apply_inplace(self, lambda base: base * 0 + src.to(base.dtype), "copy")
     indexing._write(self, indexing.normalize_key(self, ()), src)
     self._bump_version()

@@ -113,8 +113,12 @@ def tensor_repr(t: Any) -> str:
         body = _format_array(arr)
     if t._dtype not in default_dtype or t.numel() == 0 and t._dtype is not _dt.get_default_dtype():
         extras.append(f"dtype=omnitensor.{t._dtype.name}")
+    fw = t.__dict__.get("_fw")
+    if fw:  # forward-AD tangents, as torch prints them (the innermost level's)
+        extras.append("tangent=" + tensor_repr(fw[max(fw)]))
     if t.grad_fn is not None:
-        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+        if not t.grad_fn._fw_only:
+            extras.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         extras.append("requires_grad=True")
     return "tensor(" + body + "".join(", " + e for e in extras) + ")"

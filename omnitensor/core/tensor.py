@@ -219,7 +219,9 @@ class Tensor:
     # ------------------------------------------------------------------ conversion
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The values as a NumPy array (shares memory on ``cpu``, as torch does)."""
-        if self.requires_grad and not force and is_grad_enabled():
+        fn = self.grad_fn  # a tensor carrying forward-AD tangents only may (torch)
+        if self.requires_grad and not force and is_grad_enabled() and not (
+                fn is not None and fn._fw_only):
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return host_array(self)

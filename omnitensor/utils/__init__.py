@@ -1,11 +1,11 @@
 """torch's ``torch.utils`` tree: ``data`` (the data package), ``checkpoint``, ``hooks``,
-``tensorboard`` (a placeholder); each submodule is imported on first use."""
+``tensorboard`` (a placeholder), ``_pytree``, ``model_zoo``; each submodule is imported on first use."""
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
-_SUBMODULES = ("data", "checkpoint", "hooks", "tensorboard")
+_SUBMODULES = ("data", "checkpoint", "hooks", "tensorboard", "_pytree", "model_zoo")
 
 
 def __getattr__(name: str) -> Any:

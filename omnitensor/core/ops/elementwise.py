@@ -28,7 +28,7 @@ from .elementwise_forwards import (_identity_for_integers, _float_predicate, _si
                                   _positive, _real_part, _imag_part, _conj_forward, _rsqrt,
                                   _sigmoid, _relu, _floor_divide, _expm1, _tanh, _pow,
                                   _PY_OF_KIND)
-from .inplace import apply_inplace  # in-place ops under autograd (rebase, CopySlices)
+from .inplace import apply_inplace, check_leaf  # in-place ops under autograd (rebase, CopySlices)
 
 _new = object.__new__
 _SCALARS = (bool, int, float, complex)
@@ -326,9 +326,8 @@ def _binary_inplace(op: BinaryOp, x: Tensor, other: Any) -> Tensor:
             x._bump_version()
             return x
     record_grad = _mode.enabled and (x.requires_grad or getattr(other, "requires_grad", False))
-    if record_grad and x.grad_fn is None and x.requires_grad:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
+    if record_grad:
+        check_leaf(x)
     dev, da, db, _, other = _operands(op.name, x, other)
     cd, od = op._cache.get((da, db)) or op.resolve(da, db)
     if not _dt.can_cast(od, da, "same_kind"):
@@ -360,9 +359,8 @@ def _binary_inplace(op: BinaryOp, x: Tensor, other: Any) -> Tensor:
 
 def _unary_inplace(op: UnaryOp, x: Tensor) -> Tensor:
     record_grad = _mode.enabled and x.requires_grad
-    if record_grad and x.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
+    if record_grad:
+        check_leaf(x)
     cd, od = op.resolve(x._dtype)
     if not _dt.can_cast(od, x._dtype, "same_kind"):
         raise _dt.DTypeError(f"{op.name}_: result type {od.name} can't be cast to the desired "

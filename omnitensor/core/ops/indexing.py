@@ -23,7 +23,7 @@ from .shape import _as_view, scatter_into_zeros, sum_to
 from .creation import tensor, zeros
 from .elementwise import _PY_OF_KIND
 from .ternary import where
-from .inplace import apply_inplace
+from .inplace import apply_inplace, check_leaf
 from .storage_dtypes import round_widened
 
 
@@ -386,9 +386,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         return
     k = normalize_key(x, key)
     if needs_grad(x, value):
-        if x.grad_fn is None and x.requires_grad:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
+        check_leaf(x)
         apply_inplace(x, lambda base: index_put_functional(base, k, value), "setitem")
         return
     _write(x, k, value)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ...errors import ShapeError
-from ..graph import needs_grad, no_grad_ctx, record
+from .. import forward_ad
+from ..graph import _mode, needs_grad, no_grad_ctx, record
 from ..shape_util import (as_shape, broadcast_shapes, infer_reshape, normalize_axes,
                           normalize_axis, prod)
 from ..tensor import Tensor, _make
@@ -23,6 +24,8 @@ def _as_view(x: Tensor, data: Any, replay: Callable[[Tensor], Tensor]) -> Tensor
     out._base = x if x._base is None else x._base
     prev = x._view_fn
     out._view_fn = replay if prev is None else (lambda b: replay(prev(b)))
+    if _mode.forward:  # a view's tangent is the same view of x's tangent
+        forward_ad.on_view(x, out, replay)
     return out
 
 

@@ -25,7 +25,8 @@ from .core.tensor import Tensor
 
 __all__ = ["erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py", "log_softmax",
            "softmax", "logsumexp", "sinc", "entr", "ndtr", "ndtri", "log_ndtr", "log1p",
-           "expm1", "exp2", "gammaln", "digamma", "psi", "multigammaln", "i0", "i0e", "round"]
+           "expm1", "exp2", "gammaln", "digamma", "psi", "multigammaln", "i0", "i0e", "i1", "i1e",
+           "modified_bessel_i0", "modified_bessel_i1", "gammainc", "gammaincc", "round"]
 
 erf = _ew.erf
 erfc = _erfc
@@ -139,6 +140,35 @@ def _gammaln_pos(x: Tensor) -> Tensor:
     return (z - 0.5) * _ew.log(z) - z + _HALF_LOG_2PI + series - shift
 
 
+def _zeta_minus_one(k: int) -> float:
+    """``zeta(k) - 1`` for k >= 2 by Euler-Maclaurin summation (exact to double
+    precision)."""
+    n = 30
+    head = sum(m ** -float(k) for m in range(2, n))
+    tail = n ** (1.0 - k) / (k - 1) + 0.5 * n ** -float(k)
+    rising = float(k)
+    for j, b2j in enumerate((1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30), start=1):
+        tail += b2j / math.factorial(2 * j) * rising * n ** (-k - 2.0 * j + 1)
+        rising *= (k + 2 * j - 1) * (k + 2 * j)
+    return head + tail
+
+
+# log Γ(2 + b) = (1 - γ) b + sum_{k>=2} (-1)^k (zeta(k) - 1) b^k / k, for |b| <= 1/2
+_LGAMMA2 = [0.0, 1.0 - 0.57721566490153286061] + [
+    (-1) ** k * _zeta_minus_one(k) / k for k in range(2, 40)]
+
+
+def _gammaln_near_zeros(x: Tensor) -> Tensor:
+    """``log Γ(x)`` for x in [1/2, 5/2) by the series about 2 (relative accuracy near the
+    zeros at 1 and 2, where the recurrence-and-Stirling route cancels)."""
+    up = x >= 1.5
+    b = _where(up, x, x + 1.0) - 2.0
+    poly: Any = _LGAMMA2[-1]
+    for c in reversed(_LGAMMA2[:-1]):
+        poly = c + b * poly
+    return poly - _where(up, 0.0, _ew.log(_where(up, 1.0, x)))
+
+
 def gammaln(x: Tensor) -> Tensor:
     """``log |Γ(x)|`` (torch.special.gammaln / torch.lgamma); +inf at 0 and the negative
     integers."""
@@ -147,7 +177,10 @@ def gammaln(x: Tensor) -> Tensor:
         from .core.dtypes import get_default_dtype
         x = x.to(get_default_dtype())
     right = x >= 0.5
-    pos = _gammaln_pos(_where(right, x, 1.0 - x))
+    arg = _where(right, x, 1.0 - x)  # >= 1/2 on both branches
+    near = arg < 2.5
+    pos = _where(near, _gammaln_near_zeros(_where(near, arg, 2.0)),
+                 _gammaln_pos(_where(near, 3.0, arg)))
     xs = _where(right, 0.25, x)  # the reflection's own argument, kept away from integers
     sin = _ew.abs(_ew.sin(math.pi * xs))
     reflected = math.log(math.pi) - _ew.log(sin) - pos
@@ -197,32 +230,152 @@ def multigammaln(x: Tensor, p: int) -> Tensor:
     return total + out
 
 
-def _i0_parts(x: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """(|x|, mask of |x| <= 30, the power series there, exp(-|x|)·I0 by the asymptotic
+def _bessel_i_parts(x: Tensor, nu: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """For the modified Bessel function I_nu (nu = 0 or 1): (|x|, mask of |x| <= 30, the
+    power series there (signed: I_1 is odd), exp(-|x|) I_nu(|x|) by the asymptotic
     expansion elsewhere), each branch on a safe argument."""
     ax = _ew.abs(x)
     small = ax <= 30.0
-    xs = _where(small, ax, 0.0)
+    xs = _where(small, x, 0.0)
     q = xs * xs / 4.0
-    term = q * 0.0 + 1.0
+    term = q * 0.0 + 1.0 if nu == 0 else xs / 2.0
     total = term
     for k in range(1, 90):  # the terms peak near k = x/2 and are below 1e-17 of it by 90
-        term = term * q / float(k * k)
+        term = term * q / float(k * (k + nu))
         total = total + term
     xl = _where(small, 31.0, ax)
-    inv = 1.0 / (8.0 * xl)
-    series = 1.0 + inv * (1.0 + inv * (9.0 / 2 + inv * (225.0 / 6 + inv * (11025.0 / 24 + inv * (
-        893025.0 / 120 + inv * (108056025.0 / 720 + inv * (18261468225.0 / 5040)))))))
+    # sum_k c_k / x^k with c_k = (-1)^k prod_{j<=k} (4 nu^2 - (2j - 1)^2) / (k! 8^k)
+    coefs, c = [1.0], 1.0
+    for k in range(1, 10):
+        c *= -(4.0 * nu * nu - (2 * k - 1) ** 2) / (k * 8.0)
+        coefs.append(c)
+    inv = 1.0 / xl
+    series: Any = coefs[-1]
+    for c in reversed(coefs[:-1]):
+        series = c + inv * series
     return ax, small, total, series / _ew.sqrt(2.0 * math.pi * xl)
+
+
+def _bessel_i(x: Any, nu: int, scaled: bool) -> Tensor:
+    x = _t(x)
+    ax, small, total, asym = _bessel_i_parts(x, nu)
+    if nu == 1:
+        asym = _where(x < 0, -asym, asym)
+    if scaled:
+        return _where(small, total * _ew.exp(-_where(small, ax, 0.0)), asym)
+    return _where(small, total, asym * _ew.exp(_where(small, 0.0, ax)))
 
 
 def i0(x: Tensor) -> Tensor:
     """The modified Bessel function of the first kind, order 0."""
-    ax, small, total, scaled = _i0_parts(_t(x))
-    return _where(small, total, scaled * _ew.exp(_where(small, 0.0, ax)))
+    return _bessel_i(x, 0, scaled=False)
 
 
 def i0e(x: Tensor) -> Tensor:
     """``exp(-|x|) i0(x)`` (finite where ``i0`` overflows)."""
-    ax, small, total, scaled = _i0_parts(_t(x))
-    return _where(small, total * _ew.exp(-_where(small, ax, 0.0)), scaled)
+    return _bessel_i(x, 0, scaled=True)
+
+
+def i1(x: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind, order 1."""
+    return _bessel_i(x, 1, scaled=False)
+
+
+def i1e(x: Tensor) -> Tensor:
+    """``exp(-|x|) i1(x)`` (finite where ``i1`` overflows)."""
+    return _bessel_i(x, 1, scaled=True)
+
+
+modified_bessel_i0 = i0
+modified_bessel_i1 = i1
+
+
+def _converge(step: Any, state: tuple, done: Any, limit: int) -> tuple:
+    """Run ``state = step(state)`` in blocks of 8 until ``done(state)`` holds everywhere
+    (one host read per block), at most ``limit`` steps: the series and continued fraction
+    of the incomplete gamma function need O(sqrt(a)) terms near their crossover."""
+    n = 0
+    while n < limit:
+        for _ in range(8):
+            state = step(state)
+        n += 8
+        if bool(done(state).all()):
+            return state
+    raise ArithmeticError(f"gammainc: no convergence within {limit} terms (an argument "
+                          f"above ~1e7?)")
+
+
+def _igamma_lower_series(a: Tensor, x: Tensor, eps: float) -> Tensor:
+    """P(a, x) = x^a e^-x / Γ(a+1) * sum_n x^n / ((a+1)...(a+n)), for x < a + 1."""
+    def step(st: tuple) -> tuple:
+        n, term, total = st
+        term = term * x / (a + n)
+        return n + 1.0, term, total + term
+    one = a * 0.0 + 1.0
+    _, term, total = _converge(step, (1.0, one, one), lambda st: st[1] <= eps * st[2],
+                               1 << 20)
+    return _ew.exp(a * _ew.log(x) - x - gammaln(a + 1.0)) * total
+
+
+def _igamma_upper_fraction(a: Tensor, x: Tensor, tiny: float, eps: float) -> Tensor:
+    """Q(a, x) = x^a e^-x / Γ(a) / (x+1-a - 1(1-a)/(x+3-a - 2(2-a)/(...))), for
+    x >= a + 1, by the modified Lentz algorithm."""
+    def guard(v: Tensor) -> Tensor:
+        return _where(_ew.abs(v) < tiny, tiny, v)
+
+    def step(st: tuple) -> tuple:
+        i, b, c, d, h, delta = st
+        an = -i * (i - a)
+        b = b + 2.0
+        d = 1.0 / guard(an * d + b)
+        c = guard(b + an / c)
+        delta = d * c
+        return i + 1.0, b, c, d, h * delta, delta
+    b = x + 1.0 - a
+    d = 1.0 / guard(b)
+    st = _converge(step, (1.0, b, b * 0.0 + 1.0 / tiny, d, d, d * 0.0),
+                   lambda st: _ew.abs(st[5] - 1.0) <= eps, 1 << 20)
+    return _ew.exp(a * _ew.log(x) - x - gammaln(a)) * st[4]
+
+
+def _igamma(a: Any, x: Any, upper: bool) -> Tensor:
+    from .core.dtypes import finfo, get_default_dtype
+    from .core.ops.shape import broadcast_tensors
+    a, x = _t(a), _t(x)
+    if a.dtype.kind != "f" and x.dtype.kind != "f":
+        a, x = a.to(get_default_dtype()), x.to(get_default_dtype())
+    a, x = broadcast_tensors(a, x)
+    fi = finfo(a.dtype if a.dtype.kind == "f" else x.dtype)
+    bad = (a < 0) | (x < 0) | (a != a) | (x != x) | ((a == 0) & (x == 0))
+    regular = (~bad) & (a > 0) & (x > 0) & (x < math.inf) & (a < math.inf)
+    use_series = x < a + 1.0
+    # each method on safe arguments, so the other's lanes neither overflow nor poison
+    # gradients
+    sa = _where(regular & use_series, a, 1.0)
+    sx = _where(regular & use_series, x, 0.5)
+    ca = _where(regular & ~use_series, a, 1.0)
+    cx = _where(regular & ~use_series, x, 3.0)
+    lower = _igamma_lower_series(sa, sx, fi.eps)
+    upper_q = _igamma_upper_fraction(ca, cx, fi.tiny, fi.eps)
+    p = _where(use_series, lower, 1.0 - upper_q)
+    q = _where(use_series, 1.0 - lower, upper_q)
+    out = q if upper else p
+    # the edges: P(a, 0) = 0, P(0, x) = 1, P(a, inf) = 1, P(inf, x) = 0
+    edge_p = _where((x == 0) | (a == math.inf), 0.0, 1.0)
+    edge = 1.0 - edge_p if upper else edge_p
+    out = _where(regular, out, edge)
+    nan_edge = bad | ((a == math.inf) & (x == math.inf))
+    return _where(nan_edge, math.nan, out)
+
+
+def gammainc(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
+    """The regularised lower incomplete gamma function P(a, x) (torch.special.gammainc,
+    torch.igamma): series below ``x = a + 1``, continued fraction above. Differentiable
+    in both arguments (torch's is in ``x`` only)."""
+    return _igamma(input, other, upper=False)
+
+
+def gammaincc(input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's names
+    """The regularised upper incomplete gamma function Q(a, x) = 1 - P(a, x)
+    (torch.special.gammaincc, torch.igammac)."""
+    return _igamma(input, other, upper=True)

@@ -52,6 +52,7 @@ class PickleScanner(SafeUnpickler):
         return self.run()
 
     def _global(self, module: str, name: str) -> Any:
+        module, name = self._path(module, name)
         self.globals.append(f"{module}.{name}")
         entry = self.table.get(f"{module}.{name}")
         return entry[1] if entry is not None and isinstance(entry[1], StorageType) else _Opaque()

@@ -124,12 +124,18 @@ class SafeUnpickler:
         return items
 
     # --------------------------------------------------------------- policy
-    def _global(self, module: str, name: str) -> Any:
-        if self.proto < 3:  # Python 2 names (``__builtin__``, ``copy_reg``) as pickle maps
+    def _path(self, module: str, name: str) -> tuple[str, str]:
+        """The Python 3 name of a global (``__builtin__``, ``copy_reg`` in protocol 2
+        pickles, as pickle maps them)."""
+        if self.proto < 3:
             if (module, name) in _compat_pickle.NAME_MAPPING:
-                module, name = _compat_pickle.NAME_MAPPING[(module, name)]
-            elif module in _compat_pickle.IMPORT_MAPPING:
-                module = _compat_pickle.IMPORT_MAPPING[module]
+                return _compat_pickle.NAME_MAPPING[(module, name)]
+            if module in _compat_pickle.IMPORT_MAPPING:
+                return _compat_pickle.IMPORT_MAPPING[module], name
+        return module, name
+
+    def _global(self, module: str, name: str) -> Any:
+        module, name = self._path(module, name)
         path = f"{module}.{name}"
         if module.split(".")[0] in BLOCKED_MODULES or path in BLOCKED_MODULES:
             raise weights_only_error(f"the pickle names {path}, from a module that is never "

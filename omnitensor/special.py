@@ -324,17 +324,19 @@ def _igamma_upper_fraction(a: Tensor, x: Tensor, tiny: float, eps: float) -> Ten
         return _where(_ew.abs(v) < tiny, tiny, v)
 
     def step(st: tuple) -> tuple:
-        i, b, c, d, h, delta = st
+        i, b, c, d, h, done = st
         an = -i * (i - a)
         b = b + 2.0
         d = 1.0 / guard(an * d + b)
         c = guard(b + an / c)
         delta = d * c
-        return i + 1.0, b, c, d, h * delta, delta
+        # a converged lane is frozen: run on far past convergence the recurrence drifts
+        h = _where(done, h, h * delta)
+        return i + 1.0, b, c, d, h, done | (_ew.abs(delta - 1.0) <= 4 * eps)
     b = x + 1.0 - a
     d = 1.0 / guard(b)
-    st = _converge(step, (1.0, b, b * 0.0 + 1.0 / tiny, d, d, d * 0.0),
-                   lambda st: _ew.abs(st[5] - 1.0) <= eps, 1 << 20)
+    st = _converge(step, (1.0, b, b * 0.0 + 1.0 / tiny, d, d, b != b),
+                   lambda st: st[5], 1 << 20)
     return _ew.exp(a * _ew.log(x) - x - gammaln(a)) * st[4]
 
 

@@ -2,17 +2,17 @@
 tensors and plain data is taken apart and rebuilt. Used by :mod:`omnitensor.serialization`.
 
 An object (a whole ``nn.Module``, an optimizer, an instance of the user's class) is stored as
-*data*: its class's import path (``"__main__.Net"``) and its state (``__getstate__()`` or
-``__dict__``), encoded like any other value — no pickle, no code in the file. Rebuilding it
-means finding the class, ``cls.__new__(cls)``, then ``__setstate__(state)`` or a ``__dict__``
-update (``__init__`` does not run), which is where a class's own code can run. Hence, as in
-torch >= 2.6:
+its class's import path (``"__main__.Net"``) and its state (``__getstate__()`` or
+``__dict__``): in torch's zip format as a pickle's ``GLOBAL`` + ``NEWOBJ`` + ``BUILD``, in
+omnitensor's safetensors format as JSON. Rebuilding it means finding the class,
+``cls.__new__(cls)``, then ``__setstate__(state)`` or a ``__dict__`` update (``__init__``
+does not run), which is where a class's own code can run. Hence, as in torch >= 2.6:
 
 * ``load(..., weights_only=True)`` (the default) rebuilds only classes and functions the
   caller allowlisted (:func:`add_safe_globals`, :func:`safe_globals`), taking them from the
   allowlist itself: it never imports anything named in the file;
 * ``load(..., weights_only=False)``, for a file you trust, imports the named module and takes
-  the class from it (importing runs that module's code).
+  the class from it (importing runs that module's code; a torch pickle can run any code).
 """
 from __future__ import annotations
 

@@ -146,15 +146,13 @@ def get_unsafe_globals_in_checkpoint(f: str | os.PathLike | Any) -> list[str]:
     ctx = LoadContext(name, None, len(data))
     if is_zip(data):
         from .zip_format import _Archive
-        pickles = [bytes(_Archive(data, name, check_crc=True).read("data.pkl"))]
+        pkl, count = bytes(_Archive(data, name, check_crc=True).read("data.pkl")), 1
     elif data[:1] == b"\x80":
-        pickles = [data]
+        pkl, count = data, 5  # the raw format: header pickles, the object, the storage keys
     else:
         return []
-    table, found = allowed_globals(ctx), []
-    for pkl in pickles:
-        scan = PickleScanner(pkl, ctx)
-        while scan.pos < len(pkl) and bytes(pkl[scan.pos:scan.pos + 1]) == b"\x80":
-            scan.load()
-        found += [g for g in scan.globals if g not in table and user_allowed(g) is None]
-    return sorted(set(found))
+    scan = PickleScanner(pkl, ctx)
+    for _ in range(count):
+        scan.load()
+    table = allowed_globals(ctx)
+    return sorted({g for g in scan.globals if g not in table and user_allowed(g) is None})

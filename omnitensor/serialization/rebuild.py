@@ -138,6 +138,8 @@ class LoadContext:
         size, stride = _ints(size, "size", self.name), _ints(stride, "stride", self.name)
         if not isinstance(offset, int) or isinstance(offset, bool) or len(size) != len(stride):
             raise self.fail(f"a tensor has offset {offset!r}, size {size} and stride {stride}")
+        if not isinstance(requires_grad, bool):
+            raise self.fail(f"a tensor's requires_grad is {type(requires_grad).__name__}")
         base = self._base(storage, dtype)
         if not extent_ok(base.shape[0], offset, size, stride):
             raise self.fail(f"a tensor of size {list(size)}, stride {list(stride)} at offset "
@@ -194,7 +196,9 @@ class LoadContext:
         from ..nn.parameter import Parameter
         if not isinstance(data, Tensor):
             raise self.fail(f"a Parameter is rebuilt from {type(data).__name__}")
-        p = Parameter(data, bool(requires_grad) and data.dtype.kind in "fc")
+        if not isinstance(requires_grad, bool):
+            raise self.fail(f"a Parameter's requires_grad is {type(requires_grad).__name__}")
+        p = Parameter(data, requires_grad and data.dtype.kind in "fc")
         return set_state(p, state, self)
 
     def rebuild_from_type(self, func: Any, new_type: Any, args: Any, state: Any) -> Any:

@@ -25,7 +25,7 @@ from .files import CheckpointError
 from .rebuild import LoadContext, StorageType
 
 __all__ = ["allowed_globals", "build_numpy", "CALL", "VALUE", "torch_storage_name",
-           "TORCH_DTYPES"]
+           "unsupported_global", "TORCH_DTYPES"]
 
 CALL, VALUE = "call", "value"
 

@@ -4,8 +4,8 @@ This runs code. A pickle can name any importable function and have it called wit
 arguments (``os.system("...")``); that is how whole-object checkpoints rebuild their
 classes, and why torch and omnitensor both default to ``weights_only=True``. Here, as in
 torch, every global a file names is imported and used. The only difference from
-``pickle.load``: torch's names mean omnitensor's objects — the allow-list's entries
-(``torch._utils._rebuild_tensor_v2`` is omnitensor's rebuild) and, for any other
+``pickle.load``: torch's names mean omnitensor's objects — the allow-list's ``torch.*``
+entries (``torch._utils._rebuild_tensor_v2`` is omnitensor's rebuild) and, for any other
 ``torch.X``, ``omnitensor.X`` — so a whole ``nn.Module`` saved by real torch comes back
 as omnitensor's module of that name. Real torch is never imported.
 """
@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from .files import CheckpointError
 from .rebuild import LoadContext
-from .torch_names import allowed_globals
+from .torch_names import allowed_globals, unsupported_global
 
 __all__ = ["TrustedUnpickler"]
 
@@ -30,7 +30,8 @@ class TrustedUnpickler(pickle.Unpickler):
     def __init__(self, file: Any, ctx: LoadContext,
                  persistent_load: Callable[[Any], Any] | None) -> None:
         super().__init__(file, encoding="utf-8")
-        self.table = allowed_globals(ctx)
+        # torch's names only: anything else a trusted file names is what it names
+        self.table = {k: v for k, v in allowed_globals(ctx).items() if k.startswith("torch.")}
         self.ctx = ctx
         self._persistent = persistent_load
 
@@ -48,6 +49,9 @@ class TrustedUnpickler(pickle.Unpickler):
         if entry is not None:
             return entry[1]
         if module == "torch" or module.startswith("torch."):
+            error = unsupported_global(f"{module}.{name}", self.ctx.name)
+            if error is not None:
+                raise error
             return self._omnitensor_name(module, name)
         return super().find_class(module, name)  # imports the module: runs its code
 

@@ -84,7 +84,7 @@ class _Archive:
             self.zf = zipfile.ZipFile(io.BytesIO(buf) if isinstance(buf, bytes) else buf)
             infos = self.zf.infolist()
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError,
-                struct.error) as e:
+                struct.error, NotImplementedError, KeyError, IndexError) as e:
             raise CheckpointError(f"{name} is a zip archive but is truncated or corrupted "
                                   f"({e})") from None
         self.infos = {i.filename: i for i in infos}

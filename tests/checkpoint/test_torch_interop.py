@@ -65,6 +65,14 @@ def _obytes(t) -> np.ndarray:
     return np.ascontiguousarray(t.detach().cpu().numpy()).reshape(-1).view(np.uint8)
 
 
+def _tag(device: str) -> bytes:
+    """The location torch's files carry for ``device``: CUDA devices keep theirs (real
+    torch on a CPU build then needs map_location="cpu", as for its own CUDA checkpoints;
+    the tests pass it), every other device is saved as cpu."""
+    dev = ot.device(device)
+    return (str(dev) if dev.type == "cuda" else "cpu").encode()
+
+
 def _supports(device: str, name: str) -> bool:
     return ot.device(device).supports_dtype(getattr(ot, name))
 
@@ -86,7 +94,19 @@ def test_omnitensor_save_every_dtype_reads_in_torch(tmp_path, device):
     want = {n: _torch_tensor(n, i) for i, n in enumerate(names)}
     mine = {n: ot.tensor(_host(t), device=device, dtype=getattr(ot, n)) for n, t in want.items()}
     ot.save(mine, tmp_path / "o.pt")
-    got = torch.load(tmp_path / "o.pt", weights_only=True)
+    import json
+    import zipfile
+    with zipfile.ZipFile(tmp_path / "o.pt") as zf:
+        pkl, records = zf.read("archive/data.pkl"), zf.namelist()
+        dev = ot.device(device)
+        assert _tag(device) in pkl
+        if dev.type not in ("cpu", "cuda"):  # torch sees cpu tags; the device is on the side
+            assert str(dev).encode() not in pkl
+            side = json.loads(zf.read("archive/.data/omnitensor_devices"))
+            assert set(side.values()) == {str(dev)} and len(side) == len(names)
+        else:
+            assert "archive/.data/omnitensor_devices" not in records
+    got = torch.load(tmp_path / "o.pt", weights_only=True, map_location="cpu")
     for n in names:
         assert str(got[n].dtype) == f"torch.{n}" and got[n].device.type == "cpu", n
         np.testing.assert_array_equal(_tbytes(got[n]), _tbytes(want[n]), err_msg=n)
@@ -128,7 +148,7 @@ def test_torch_views_come_back_sharing_memory(tmp_path, device):
 def test_omnitensor_views_share_one_storage_in_torch(tmp_path, device):
     base = ot.arange(24, dtype=ot.float32, device=device).reshape(4, 6)
     ot.save(_views(base), tmp_path / "v.pt")
-    got = torch.load(tmp_path / "v.pt", weights_only=True)
+    got = torch.load(tmp_path / "v.pt", weights_only=True, map_location="cpu")
     ptrs = {k: v.untyped_storage().data_ptr() for k, v in got.items()}
     assert len(set(ptrs.values())) == 1, ptrs  # written once, shared on load
     for k, v in _views(base).items():
@@ -207,7 +227,7 @@ def test_omnitensor_cnn_state_dict_drives_a_torch_model(tmp_path, device):
     om.eval()
     ot.save(om.state_dict(), tmp_path / "cnn.pt")
     tm = TorchCNN()
-    tm.load_state_dict(torch.load(tmp_path / "cnn.pt", weights_only=True))
+    tm.load_state_dict(torch.load(tmp_path / "cnn.pt", weights_only=True, map_location="cpu"))
     tm.eval()
     x = np.random.default_rng(2).standard_normal((2, 3, 8, 8)).astype(np.float32)
     np.testing.assert_allclose(tm(torch.from_numpy(x)).detach().numpy(),
@@ -228,7 +248,7 @@ def test_transformer_state_dict_both_ways(tmp_path, device):
                                rtol=1e-4, atol=1e-5)
     ot.save(om.state_dict(), tmp_path / "back.pt")
     tm2 = tnn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True).eval()
-    tm2.load_state_dict(torch.load(tmp_path / "back.pt", weights_only=True))
+    tm2.load_state_dict(torch.load(tmp_path / "back.pt", weights_only=True, map_location="cpu"))
     np.testing.assert_allclose(tm2(torch.from_numpy(x)).detach().numpy(), want, rtol=1e-6)
 
 
@@ -375,7 +395,7 @@ def test_legacy_raw_format_both_ways(tmp_path, device):
     assert mine["row"].cpu().tolist() == (base[1] + 1).tolist()  # shared storage
     ot.save(mine, tmp_path / "mine_old.pt", _use_new_zipfile_serialization=False)
     assert (tmp_path / "mine_old.pt").read_bytes()[:2] == b"\x80\x02"
-    got = torch.load(tmp_path / "mine_old.pt", weights_only=True)
+    got = torch.load(tmp_path / "mine_old.pt", weights_only=True, map_location="cpu")
     assert got["row"].tolist() == (base[1] + 1).tolist()
     assert got["row"].untyped_storage().data_ptr() == got["w"].untyped_storage().data_ptr()
 
@@ -429,11 +449,22 @@ def test_real_torch_whole_model_loads_as_omnitensor_modules_when_trusted(tmp_pat
     torch.save(tm.features, tmp_path / "whole.pt")
     with pytest.raises(ot.serialization.WeightsOnlyError, match="Sequential"):
         ot.load(tmp_path / "whole.pt")
+    assert ot.serialization.get_unsafe_globals_in_checkpoint(tmp_path / "whole.pt") == [
+        "torch.nn.modules.activation.ReLU", "torch.nn.modules.batchnorm.BatchNorm2d",
+        "torch.nn.modules.container.Sequential", "torch.nn.modules.conv.Conv2d",
+        "torch.nn.modules.pooling.MaxPool2d"]
+    # torch's paths match omnitensor's classes of the same name (torch is omnitensor under
+    # as_torch): allowlisting them loads the real torch model safely
+    classes = [ot.nn.Sequential, ot.nn.Conv2d, ot.nn.BatchNorm2d, ot.nn.ReLU, ot.nn.MaxPool2d]
+    with ot.serialization.safe_globals(classes):
+        allowed = ot.load(tmp_path / "whole.pt")
     om = ot.load(tmp_path / "whole.pt", weights_only=False)
     assert type(om) is ot.nn.Sequential and isinstance(om[0], ot.nn.Conv2d)
+    assert type(allowed) is ot.nn.Sequential and isinstance(allowed[1], ot.nn.BatchNorm2d)
     x = np.random.default_rng(4).standard_normal((1, 3, 8, 8)).astype(np.float32)
-    np.testing.assert_allclose(om(ot.tensor(x)).detach().numpy(),
-                               tm.features(torch.from_numpy(x)).detach().numpy(), atol=1e-5)
+    for m in (om, allowed):
+        np.testing.assert_allclose(m(ot.tensor(x)).detach().numpy(),
+                                   tm.features(torch.from_numpy(x)).detach().numpy(), atol=1e-5)
 
 
 SCRIPT = """

@@ -43,11 +43,11 @@ def test_fuzz_api_thousands(device):
                               SEED + 1))
 
 
-def _mutated_checkpoints(n: int, seed: int) -> list[dict]:
+def _mutated_checkpoints(n: int, seed: int, fmt: str = "torch") -> list[dict]:
     import omnitensor as ot
     buf = io.BytesIO()
     ot.save({"model": {"w": ot.randn(4, 3), "b": ot.zeros(3, dtype=ot.int64)},
-             "step": 7, "names": ["a", "b"], "lr": 0.1}, buf)
+             "step": 7, "names": ["a", "b"], "lr": 0.1}, buf, format=fmt)
     good = buf.getvalue()
     rng = random.Random(seed)
     out = []
@@ -76,11 +76,14 @@ def test_fuzz_mutated_checkpoints(device):
     # decoding is device-independent; restoring onto the device is exercised by cpu
     if device != "cpu":
         pytest.skip("checkpoint decoding runs once, on cpu")
-    _check(device, _mutated_checkpoints(150, SEED))
+    # torch's zip format (the default) and omnitensor's safetensors format (JSON header)
+    _check(device, _mutated_checkpoints(75, SEED) +
+           _mutated_checkpoints(75, SEED, "safetensors"))
 
 
 @pytest.mark.slow
 def test_fuzz_mutated_checkpoints_thousands(device):
     if device != "cpu":
         pytest.skip("checkpoint decoding runs once, on cpu")
-    _check(device, _mutated_checkpoints(2000, SEED + 1))
+    _check(device, _mutated_checkpoints(1000, SEED + 1) +
+           _mutated_checkpoints(1000, SEED + 1, "safetensors"))

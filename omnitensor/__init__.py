@@ -80,6 +80,11 @@ from .core.ops.linalg_ops import (bmm, dot, einsum, ger, inner, matmul, mm, mv, 
                                   tensordot, vdot, vecdot)
 from .core.ops.conversion import astype
 from .core.ops.storage import TypedStorage, UntypedStorage, as_strided
+from .core.ops.linalg_torch import (chain_matmul, cholesky, cholesky_inverse, cholesky_solve,
+                                    eig, geqrf, lstsq, lu, lu_solve, lu_unpack, matrix_rank,
+                                    orgqr, ormqr, pca_lowrank, qr, svd, svd_lowrank, symeig,
+                                    triangular_solve, vander)
+from .core.ops.linalg_factor import matrix_exp
 from .core.ops.random import (Generator, bernoulli, default_generator, get_rng_state,
                               initial_seed, manual_seed, multinomial, normal, rand, rand_like,
                               randint, randint_like, randn, randn_like, randperm, seed,

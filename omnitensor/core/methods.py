@@ -416,6 +416,11 @@ def _bind_methods() -> None:
     from .ops import storage
     T.storage_offset, T.as_strided = storage.storage_offset, storage.as_strided
     T.untyped_storage, T.storage = storage.untyped_storage, storage.typed_storage
+    from .ops import linalg_factor, linalg_torch
+    for name in ("svd", "qr", "cholesky", "cholesky_solve", "cholesky_inverse", "lu",
+                 "lu_solve", "triangular_solve", "geqrf", "orgqr", "ormqr"):
+        setattr(T, name, getattr(linalg_torch, name))
+    T.matrix_exp = linalg_factor.matrix_exp
     _bind_legacy(T)  # Tensor.type, is_xpu/is_opencl..., data_ptr (core/legacy.py)
 
 

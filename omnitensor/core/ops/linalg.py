@@ -22,10 +22,12 @@ from ..shape_util import broadcast_shapes
 from ..tensor import Tensor, _make
 from .composite import cross as _cross
 from .creation import eye, tril, triu, zeros
+from .elementwise import maximum
 from .ternary import where
 from .linalg_ops import matmul, outer, tensordot, vecdot
 from .reduction import vector_norm
 from .shape import diagonal as _torch_diagonal, matrix_transpose
+from . import linalg_backward as _lb
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
            "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv",
@@ -189,10 +191,22 @@ def _cholesky_backward(node: Any, g: Tensor) -> tuple:
     return (0.5 * (s + s.mT.conj()),)
 
 
-def eigh(x: Tensor, /) -> EighResult:
-    """Eigenvalues (ascending) and eigenvectors of Hermitian matrices."""
+def _hermitian_from(x: Tensor, uplo: str) -> Tensor:
+    """The Hermitian matrix whose ``uplo`` triangle ('L' or 'U') is ``x``'s (torch and
+    LAPACK read only that triangle)."""
+    if uplo not in ("L", "U"):
+        raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {uplo!r}")
+    part = tril(x, -1) if uplo == "L" else triu(x, 1)
+    d = _torch_diagonal(x, 0, -2, -1)
+    return part + part.mT.conj() + (d.real.to(x.dtype) if x.dtype.kind == "c" else d).diag_embed()
+
+
+def eigh(x: Tensor, /, UPLO: str = "L") -> EighResult:  # noqa: N803 - torch's name
+    """Eigenvalues (ascending) and eigenvectors of Hermitian matrices, read from the
+    ``UPLO`` triangle."""
     x = _float(x)
     _square("eigh", x)
+    x = _hermitian_from(x, UPLO)
     w, v = _native("eigh", x)
     wt, vt = _wrap(w, x, x.dtype.to_real()), _wrap(v, x, x.dtype)
     if needs_grad(x):
@@ -212,17 +226,20 @@ def _eigh_backward(node: Any, gw: Tensor, gv: Tensor) -> tuple:
     return (0.5 * (ga + ga.mT.conj()),)
 
 
-def eigvalsh(x: Tensor, /) -> Tensor:
-    return eigh(x).eigenvalues
+def eigvalsh(x: Tensor, /, UPLO: str = "L") -> Tensor:  # noqa: N803 - torch's name
+    return eigh(x, UPLO).eigenvalues
 
 
 def eig(x: Tensor, /) -> tuple[Tensor, Tensor]:
     """General eigendecomposition (complex results; computed on the host where the
-    backend lacks it; no gradient)."""
+    backend lacks it), differentiable as torch's (eigenvectors of unit norm)."""
     x = _float(x)
     _square("eig", x)
     w, v = _native("eig", x)
-    return _wrap(w, x), _wrap(v, x)
+    wt, vt = _wrap(w, x), _wrap(v, x)
+    if needs_grad(x):
+        record("LinalgEigBackward0", _lb.eig_backward, (wt, vt), (x,), (wt, vt), real=x.dtype.kind != "c")
+    return wt, vt
 
 
 def eigvals(x: Tensor, /) -> Tensor:
@@ -230,22 +247,34 @@ def eigvals(x: Tensor, /) -> Tensor:
 
 
 def qr(x: Tensor, /, *, mode: str = "reduced") -> QRResult:
-    """QR decomposition (``mode`` 'reduced' or 'complete'); no gradient."""
+    """QR decomposition (``mode`` 'reduced', 'complete' or 'r'), differentiable as torch's
+    (reduced mode, or complete with m <= n)."""
     x = _float(x)
     if x.ndim < 2:
         raise ShapeError("linalg.qr: expected a matrix (or a stack)")
-    q, r = _native("qr", x, mode=mode)
-    return QRResult(_wrap(q, x, x.dtype), _wrap(r, x, x.dtype))
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    q, r = _native("qr", x, mode="reduced" if mode == "r" else mode)
+    qt, rt = _wrap(q, x, x.dtype), _wrap(r, x, x.dtype)
+    if mode == "r":
+        qt = zeros((0,), dtype=x.dtype, device=x.device)
+    elif needs_grad(x):
+        record("LinalgQrBackward0", _lb.qr_backward, (qt, rt), (x,), (qt, rt), mode=mode)
+    return QRResult(qt, rt)
 
 
-def svd(x: Tensor, /, *, full_matrices: bool = True) -> SVDResult:
-    """Singular value decomposition ``x = U diag(S) Vh``; no gradient through U/Vh."""
+def svd(x: Tensor, /, full_matrices: bool = True, *, driver: Any = None) -> SVDResult:
+    """Singular value decomposition ``x = U diag(S) Vh``, differentiable as torch's
+    (``driver`` is a cuSOLVER choice: accepted, and the library's own is used)."""
     x = _float(x)
     if x.ndim < 2:
         raise ShapeError("linalg.svd: expected a matrix (or a stack)")
     u, s, vh = _native("svd", x, full_matrices=full_matrices)
-    return SVDResult(_wrap(u, x, x.dtype), _wrap(s, x, x.dtype.to_real()),
-                     _wrap(vh, x, x.dtype))
+    ut, st, vht = _wrap(u, x, x.dtype), _wrap(s, x, x.dtype.to_real()), _wrap(vh, x, x.dtype)
+    if needs_grad(x):
+        record("LinalgSvdBackward0", _lb.svd_backward, (ut, st, vht), (x,), (ut, st, vht),
+               full=full_matrices and x.shape[-1] != x.shape[-2])
+    return SVDResult(ut, st, vht)
 
 
 def svdvals(x: Tensor, /) -> Tensor:
@@ -265,29 +294,50 @@ def _svdvals_backward(node: Any, g: Tensor) -> tuple:
     return ((u * g.unsqueeze(-2).to(u.dtype)) @ vh,)
 
 
-def pinv(x: Tensor, /, *, rtol: Any = None, hermitian: bool = False) -> Tensor:
-    """Moore-Penrose pseudo-inverse via SVD (cutoff ``rtol * max(S)``)."""
-    x = _float(x)
-    if x.numel() == 0:
-        return zeros(x.shape[:-2] + (x.shape[-1], x.shape[-2]), dtype=x.dtype, device=x.device)
-    u, s, vh = svd(x, full_matrices=False)
+def _cutoff(s: Tensor, shape: tuple, atol: Any, rtol: Any) -> Any:
+    """torch's tolerance: ``max(atol, rtol * max(S))``; rtol defaults to eps * max(m, n)
+    when atol is not given, else to 0."""
     if rtol is None:
-        rtol = max(x.shape[-2:]) * _dt.finfo(s.dtype).eps
+        rtol = max(shape[-2:]) * _dt.finfo(s.dtype).eps if atol is None else 0.0
     if isinstance(rtol, Tensor):  # one tolerance per matrix of the stack
         rtol = rtol.unsqueeze(-1)
-    cutoff = s.amax(dim=-1, keepdim=True) * rtol
-    sinv = where(s > cutoff, 1 / where(s > cutoff, s, 1), 0)
+    cut = s.amax(dim=-1, keepdim=True) * rtol if s.shape[-1] else s.sum(dim=-1, keepdim=True)
+    if atol is not None:
+        a = atol.unsqueeze(-1) if isinstance(atol, Tensor) else atol
+        cut = maximum(cut, a) if isinstance(a, Tensor) else cut.clamp(min=a)
+    return cut
+
+
+def pinv(x: Tensor, /, *, atol: Any = None, rtol: Any = None, hermitian: bool = False,
+         rcond: Any = None) -> Tensor:
+    """Moore-Penrose pseudo-inverse (values below ``max(atol, rtol * max|S|)`` count as
+    zero); ``hermitian=True`` reads the lower triangle and goes through ``eigh``."""
+    x = _float(x)
+    if rcond is not None and rtol is None:  # torch.pinverse's old name
+        rtol = rcond
+    if x.numel() == 0:
+        return zeros(x.shape[:-2] + (x.shape[-1], x.shape[-2]), dtype=x.dtype, device=x.device)
+    if hermitian:
+        _square("pinv", x)
+        w, v = eigh(x)
+        cut = _cutoff(w.abs(), x.shape, atol, rtol)
+        winv = where(w.abs() > cut, 1 / where(w.abs() > cut, w, 1), 0)
+        return (v * winv.unsqueeze(-2).to(x.dtype)) @ v.mT.conj()
+    u, s, vh = svd(x, full_matrices=False)
+    cut = _cutoff(s, x.shape, atol, rtol)
+    sinv = where(s > cut, 1 / where(s > cut, s, 1), 0)
     return (vh.mT.conj() * sinv.unsqueeze(-2).to(x.dtype)) @ u.mT.conj()
 
 
-def matrix_rank(x: Tensor, /, *, rtol: Any = None, tol: Any = None) -> Tensor:
-    s = svdvals(_float(x))
-    if tol is not None:
-        cutoff = tol
-    else:
-        r = max(x.shape[-2:]) * _dt.finfo(s.dtype).eps if rtol is None else rtol
-        cutoff = s.amax(dim=-1, keepdim=True) * r
-    return (s > cutoff).sum(dim=-1)
+def matrix_rank(x: Tensor, /, *, atol: Any = None, rtol: Any = None, hermitian: bool = False,
+                tol: Any = None) -> Tensor:
+    """The number of singular values (``|eigenvalues|`` with ``hermitian``) above
+    ``max(atol, rtol * max)`` (``tol`` is torch's older absolute tolerance)."""
+    x = _float(x)
+    if tol is not None and atol is None:
+        atol, rtol = tol, 0.0 if rtol is None else rtol
+    s = eigvalsh(x).abs() if hermitian else svdvals(x)
+    return (s > _cutoff(s, x.shape, atol, rtol)).sum(dim=-1)
 
 
 def matrix_power(x: Tensor, n: int, /) -> Tensor:
@@ -371,6 +421,36 @@ def solve_triangular(a: Tensor, b: Tensor, *, upper: bool, left: bool = True,
     return solve(t.mT, b.mT).mT
 
 
-def lstsq(a: Tensor, b: Tensor, rcond: Any = None) -> tuple[Tensor, ...]:
-    """Least-squares solution through the pseudo-inverse: (solution,)."""
-    return (pinv(a) @ b,)
+class LstsqResult(NamedTuple):
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+
+def lstsq(a: Tensor, b: Tensor, rcond: Any = None, *, driver: str | None = None
+          ) -> LstsqResult:
+    """Least squares ``min ||a x - b||`` through the pseudo-inverse (singular values below
+    ``rcond * max(S)`` count as zero), with torch's outputs per ``driver``: ``rank`` for
+    every driver but 'gels', ``singular_values`` for 'gelsd'/'gelss', ``residuals`` (the
+    squared residual norms) when m > n and every matrix has full rank."""
+    if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
+        raise ValueError(f"linalg.lstsq: driver must be one of gels, gelsy, gelsd, gelss, "
+                         f"got {driver!r}")
+    driver = driver or "gelsy"  # torch's default on the CPU
+    a, b = _float(a), _float(b)
+    vec = b.ndim == a.ndim - 1
+    bb = b.unsqueeze(-1) if vec else b
+    x = pinv(a, rtol=rcond) @ bb
+    empty = zeros((0,), dtype=a.dtype.to_real(), device=a.device)
+    s = svdvals(a)
+    rank = (s > _cutoff(s, a.shape, None, rcond)).sum(dim=-1)
+    residuals = empty
+    m, n = a.shape[-2], a.shape[-1]
+    if m > n and driver != "gelsy" and bool((rank == n).all().item()):
+        r = a @ x - bb
+        residuals = (r * r.conj()).real.sum(dim=-2)
+    sv = s if driver in ("gelsd", "gelss") else empty
+    return LstsqResult(x[..., 0] if vec else x, residuals,
+                       rank if driver != "gels" else zeros((0,), dtype=_dt.int64,
+                                                           device=a.device), sv)

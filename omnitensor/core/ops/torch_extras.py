@@ -475,7 +475,8 @@ def _linalg(name: str, attr: str | None = None) -> Any:
 #: torch's top-level spellings of linalg functions (also Tensor methods)
 LINALG_ALIASES = {name: _linalg(name, attr) for name, attr in (
     ("det", None), ("inverse", "inv"), ("slogdet", None), ("pinverse", "pinv"),
-    ("matrix_power", None), ("cholesky", None), ("qr", None), ("svd", None))}
+    ("matrix_power", None))}
+# torch.svd/qr/cholesky have their own signatures (V not Vh, some=): core/ops/linalg_torch.py
 det, inverse, slogdet, pinverse, matrix_power = (
     LINALG_ALIASES[n] for n in ("det", "inverse", "slogdet", "pinverse", "matrix_power"))
 

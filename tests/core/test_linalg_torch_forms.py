@@ -1,0 +1,121 @@
+"""torch's linalg call forms and gradients: svd/qr/eig/pinv gradients (gauge-invariant
+losses), eigh(UPLO), lstsq's four outputs per driver, matrix_rank/pinv tolerances and
+hermitian, and torch's top-level spellings (torch.svd returns V, cholesky_solve, lu_unpack,
+triangular_solve, geqrf/orgqr/ormqr, vander, chain_matmul...), against torch on every
+device."""
+import numpy as np
+import pytest
+import torch
+
+import omnitensor as ot
+
+RNG = np.random.default_rng(3)
+
+
+def _dt(device):
+    return np.float64 if device == "cpu" else np.float32
+
+
+def _close(ours, theirs, device, scale=1.0):
+    tol = (1e-8 if device == "cpu" else 3e-4) * scale
+    a = ours.detach().cpu().numpy() if isinstance(ours, ot.Tensor) else np.asarray(ours)
+    b = theirs.detach().numpy() if isinstance(theirs, torch.Tensor) else np.asarray(theirs)
+    assert a.shape == b.shape
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def _grad(device, shape, loss, complex_out=False, scale=10.0):
+    A = RNG.standard_normal(shape).astype(_dt(device))
+    o = ot.tensor(A, device=device, requires_grad=True)
+    t = torch.tensor(A, requires_grad=True)
+    outs_t = loss(torch, t)
+    ws = [RNG.standard_normal(tuple(x.shape)) for x in outs_t]
+    sum((x * torch.tensor(w, dtype=x.dtype)).real.sum() for x, w in zip(outs_t, ws)).backward()
+    outs_o = loss(ot, o)
+    sum((x * ot.tensor(w, dtype=x.dtype, device=device)).real.sum()
+        for x, w in zip(outs_o, ws)).backward()
+    _close(o.grad, t.grad, device, scale)
+
+
+def _svd_invariants(m, a):
+    u, s, vh = m.linalg.svd(a, full_matrices=False)
+    return (u * (s ** 2).unsqueeze(-2)) @ vh, u @ u.mT, vh.mT @ (vh * s.unsqueeze(-1))
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 4, 3)])
+def test_svd_qr_pinv_gradients(device, shape):
+    _grad(device, shape, _svd_invariants)
+    _grad(device, shape, lambda m, a: tuple(m.linalg.qr(a)))
+    _grad(device, shape, lambda m, a: (m.linalg.pinv(a),), scale=100)
+
+
+def test_eig_gradient(device):
+    if device != "cpu":
+        pytest.skip("eig's eigenvector phase differs between LAPACK builds in float32")
+    _grad(device, (4, 4), lambda m, a: (m.linalg.eig(a)[0],))
+    _grad(device, (4, 4), lambda m, a: ((lambda w, v: v * v.conj())(*m.linalg.eig(a)),))
+
+
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+def test_lstsq_outputs(device, driver):
+    A = RNG.standard_normal((6, 3)).astype(_dt(device))
+    B = RNG.standard_normal((6, 2)).astype(_dt(device))
+    ours = ot.linalg.lstsq(ot.tensor(A, device=device), ot.tensor(B, device=device),
+                           driver=driver)
+    theirs = torch.linalg.lstsq(torch.tensor(A), torch.tensor(B), driver=driver)
+    for a, b in zip(ours, theirs):
+        _close(a, b, device, 100)
+
+
+def test_tolerances_hermitian_and_uplo(device):
+    A = RNG.standard_normal((6, 3)).astype(_dt(device))
+    S = A.T @ A
+    o, t = ot.tensor(S, device=device), torch.tensor(S)
+    _close(ot.linalg.pinv(o, hermitian=True), torch.linalg.pinv(t, hermitian=True), device, 100)
+    for kw in ({}, {"atol": 1.0}, {"rtol": 0.5}, {"atol": 0.1, "rtol": 0.1}):
+        _close(ot.linalg.matrix_rank(o, **kw), torch.linalg.matrix_rank(t, **kw), device)
+        _close(ot.linalg.matrix_rank(o, hermitian=True, **kw),
+               torch.linalg.matrix_rank(t, hermitian=True, **kw), device)
+    up = np.triu(S) + np.tril(RNG.standard_normal((3, 3)), -1).astype(S.dtype)  # junk below
+    for uplo in ("L", "U"):
+        _close(ot.linalg.eigvalsh(ot.tensor(up, device=device), UPLO=uplo),
+               torch.linalg.eigvalsh(torch.tensor(up), UPLO=uplo), device, 100)
+
+
+def test_torch_top_level_spellings(device):
+    dt = _dt(device)
+    A = RNG.standard_normal((5, 3)).astype(dt)
+    S = (A.T @ A + np.eye(3)).astype(dt)
+    B = RNG.standard_normal((3, 2)).astype(dt)
+    oa, ta = ot.tensor(A, device=device), torch.tensor(A)
+    os_, ts = ot.tensor(S, device=device), torch.tensor(S)
+    ob, tb = ot.tensor(B, device=device), torch.tensor(B)
+    u, s, v = oa.svd()                                  # torch.svd returns V, not Vh
+    tu, tsv, tv = torch.svd(ta)
+    _close((u * s) @ v.mT, (tu * tsv) @ tv.T, device, 10)
+    assert tuple(v.shape) == tuple(tv.shape)
+    low, tlow = ot.linalg.cholesky(os_), torch.linalg.cholesky(ts)
+    _close(ot.cholesky_solve(ob, low), torch.cholesky_solve(tb, tlow), device, 10)
+    _close(ot.cholesky_inverse(low), torch.cholesky_inverse(tlow), device, 10)
+    lu_, piv = torch.linalg.lu_factor(ts)
+    for a, b in zip(ot.lu_unpack(ot.tensor(lu_.numpy(), device=device),
+                                 ot.tensor(piv.numpy(), device=device)),
+                    torch.lu_unpack(lu_, piv)):
+        _close(a, b, device)
+    for up, tr in ((True, False), (False, True)):
+        _close(ot.triangular_solve(ob, os_, upper=up, transpose=tr).solution,
+               torch.triangular_solve(tb, ts, upper=up, transpose=tr).solution, device, 10)
+    ga, gt = ot.geqrf(oa), torch.geqrf(ta)
+    _close(ga.a, gt.a, device, 10)
+    _close(ga.tau, gt.tau, device, 10)
+    _close(ot.orgqr(ga.a, ga.tau), torch.orgqr(gt.a, gt.tau), device, 10)
+    C = RNG.standard_normal((5, 4)).astype(dt)
+    for tr in (False, True):
+        _close(ot.ormqr(ga.a, ga.tau, ot.tensor(C, device=device), transpose=tr),
+               torch.ormqr(gt.a, gt.tau, torch.tensor(C), transpose=tr), device, 10)
+    x = RNG.standard_normal(4).astype(dt)
+    _close(ot.vander(ot.tensor(x, device=device), 3), torch.vander(torch.tensor(x), 3), device)
+    _close(ot.chain_matmul(oa, ob), torch.chain_matmul(ta, tb), device, 10)
+    _close(os_.matrix_exp(), ts.matrix_exp(), device, 100)
+    with pytest.raises(RuntimeError, match="torch.linalg.eigh"):
+        ot.symeig(os_)

@@ -19,6 +19,7 @@ from .ops import (composite, conversion, creation, elementwise as ew, gather, in
                   linalg_ops, random as rnd, reduction as red, shape as sh, sorting, ternary,
                   torch_extras)
 from .ops.inplace import apply_inplace, check_leaf, inplace_method as _inplace_from
+from .shared_memory import is_shared as _is_shared, share_memory_ as _share_memory_
 
 _SCALARS = (bool, int, float, complex)
 
@@ -421,6 +422,7 @@ def _bind_methods() -> None:
                  "lu_solve", "triangular_solve", "geqrf", "orgqr", "ormqr"):
         setattr(T, name, getattr(linalg_torch, name))
     T.matrix_exp = linalg_factor.matrix_exp
+    T.share_memory_, T.is_shared = _share_memory_, _is_shared  # core/shared_memory.py
     _bind_legacy(T)  # Tensor.type, is_xpu/is_opencl..., data_ptr (core/legacy.py)
 
 

@@ -251,6 +251,15 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     if init_method is None or str(init_method).startswith("env://"):
         _check_torchrun_env(os.environ, world.Get_rank(), world.Get_size())
     if world_size not in (-1, None) and int(world_size) != world.Get_size():
+        if os.environ.get("OMNITENSOR_SPAWN_INDEX") is not None:  # multiprocessing/spawn.py
+            raise RuntimeError(
+                f"init_process_group(world_size={world_size}) in a process started by "
+                f"multiprocessing.spawn: omnitensor's gloo is MPI, and MPI ranks must be "
+                f"started by mpiexec (Open MPI singletons cannot join each other: "
+                f"MPI_Comm_connect/MPI_Comm_join need a PRRTE server). Run the script "
+                f"under the launcher, `omnitensor-run -n {world_size} [--as-torch] "
+                f"script.py`: there mp.spawn(fn, nprocs={world_size}) runs fn(rank, ...) "
+                f"in each rank")
         raise ValueError(f"world_size={world_size} but MPI started {world.Get_size()} "
                          f"ranks; omnitensor.distributed takes the world from mpiexec "
                          f"(omnitensor-run -n {world_size} ...)")

@@ -420,6 +420,11 @@ class Module(StateDictMixin):
             return out
         return self._apply(convert)
 
+    def share_memory(self) -> "Module":
+        """Move the (cpu) parameters and buffers into shared memory, so processes sent
+        this module update one set of values (``Tensor.share_memory_``)."""
+        return self._apply(lambda t: t.share_memory_())
+
     def cpu(self) -> "Module":
         """Move parameters and buffers to the cpu device (in place)."""
         return self.to("cpu")

@@ -1,11 +1,13 @@
 """torch's ``torch.utils`` tree: ``data`` (the data package), ``checkpoint``, ``hooks``,
-``tensorboard`` (a placeholder), ``_pytree``, ``model_zoo``; each submodule is imported on first use."""
+``tensorboard``, ``_pytree``, ``model_zoo``, ``benchmark``; each submodule is imported on
+first use."""
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
-_SUBMODULES = ("data", "checkpoint", "hooks", "tensorboard", "_pytree", "model_zoo")
+_SUBMODULES = ("data", "checkpoint", "hooks", "tensorboard", "_pytree", "model_zoo",
+               "benchmark")
 
 
 def __getattr__(name: str) -> Any:

@@ -155,7 +155,7 @@ def op_kernel_source(op: str, t: CType, d: Dialect = OPENCL_C) -> str | None:
         tmpl, names, ins = ops.expr(ops.UNARY, op, t.kind), ("x",), (t,)
     else:
         tmpl, names, ins = ops.expr(ops.BINARY, op, t.kind), ("a", "b"), (t, t)
-    if tmpl is None or (t.half and op in ops.NO_HALF):
+    if tmpl is None:
         return None
     return gen_kernel(f"ew_{op}_{t.key}", ins, out_type(op, t), fill_template(tmpl, t, d),
                       names, (True,) * len(ins), d)
@@ -172,6 +172,15 @@ def family_source(family: str, t: CType, d: Dialect = OPENCL_C) -> str:
     return "\n".join(parts)
 
 
+def op_program_source(op: str, t: CType, d: Dialect = OPENCL_C) -> str:
+    """A whole program holding only ``op``'s kernels on ``t`` (one build per op, for
+    compilers that take seconds for a family)."""
+    src = op_kernel_source(op, t, d)
+    if src is None:
+        raise KeyError(f"{op} is not computed for {t.np}")
+    return "\n".join((d.prelude, helpers(t, d), src))
+
+
 def cast_source(src: CType, dsts: Sequence[CType], d: Dialect = OPENCL_C) -> str:
     """The cast kernels ``cast_<src>_<dst>`` from ``src`` to each of ``dsts``."""
     parts = [d.prelude]
@@ -182,14 +191,17 @@ def cast_source(src: CType, dsts: Sequence[CType], d: Dialect = OPENCL_C) -> str
     return "\n".join(parts)
 
 
-def move_source(d: Dialect = OPENCL_C) -> str:
-    """Copy (with scalar fill) and where, per item size."""
+def move_source(d: Dialect = OPENCL_C, only: str | None = None) -> str:
+    """Copy (with scalar fill) and where, per item size (``only``: just the kernel of that
+    name, for runtimes where one program per kernel compiles faster)."""
     parts = [d.prelude]
     cond = BY_NP[np.dtype(np.bool_)]
     for t in BITS.values():
-        parts.append(gen_kernel(f"copy_{t.key}", (t,), t, "x", ("x",), (True,), d))
-        parts.append(gen_kernel(f"where_{t.key}", (cond, t, t), t, "c ? a : b",
-                                ("c", "a", "b"), (False, True, True), d))
+        if only in (None, f"copy_{t.key}"):
+            parts.append(gen_kernel(f"copy_{t.key}", (t,), t, "x", ("x",), (True,), d))
+        if only in (None, f"where_{t.key}"):
+            parts.append(gen_kernel(f"where_{t.key}", (cond, t, t), t, "c ? a : b",
+                                    ("c", "a", "b"), (False, True, True), d))
     return "\n".join(parts)
 
 

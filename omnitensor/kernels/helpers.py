@@ -297,6 +297,28 @@ _CONSTS = {"PI": "3.14159265358979323846264338327950288",
 _MUL = ("{FN} {C} {P}_mul({C} a, {C} b) {{ "
         "return {MK}(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }}")
 
+_NEXTAFTER = """
+{FN} {R} nextafter_{K}({R} a, {R} b) {{ return nextafter(a, b); }}
+"""
+# float16 computes in float: nextafter must step by half's own ulp (2**-24 below 2**-14,
+# 2**(e-10) in binade e; one binade lower when stepping down from a power of two)
+_HALF = """
+{FN} float nextafter_{K}(float a, float b) {{
+  if (a != a || b != b) return a + b;
+  if (a == b) return b;
+  if (a == 0) return b > 0 ? 0x1p-24f : -0x1p-24f;
+  if (isinf(a)) return a > 0 ? 65504.0f : -65504.0f;
+  {P}int ex;
+  float m = frexp(fabs(a), &ex);
+  int e = max(ex - 1, -14);
+  float ulp = ldexp(1.0f, e - 10);
+  int up = (b > a) == (a > 0);
+  if (!up && m == 0.5f && ex - 1 > -14) ulp *= 0.5f;
+  float r = up ? fabs(a) + ulp : fabs(a) - ulp;
+  return a > 0 ? r : -r;
+}}
+"""
+
 
 def complex_mul(t: CType, d: Dialect = OPENCL_C) -> str:
     """Just the complex product helper of complex dtype ``t`` (what GEMM needs: a smaller
@@ -312,7 +334,9 @@ def helpers(t: CType, d: Dialect = OPENCL_C) -> str:
     if t.kind == "u":
         return _UNSIGNED_INT.format(T=d.ty(t.c), K=t.key, W=t.wide, BITS=8 * t.itemsize, FN=d.func)
     if t.kind == "f":
-        return _FLOAT.format(R=t.comp, K=t.key, FN=d.func)
+        step = _HALF.format(K=t.key, FN=d.func, P=d.private) if t.half else \
+            _NEXTAFTER.format(R=t.comp, K=t.key, FN=d.func)
+        return _FLOAT.format(R=t.comp, K=t.key, FN=d.func) + step
     if t.kind == "c":
         single = t.real == "float"
         k = {n: f"(({t.real}){v})" for n, v in _CONSTS.items()}

@@ -84,7 +84,7 @@ BINARY: dict[str, dict[str, str]] = {
     "hypot": {"f": "hypot(a, b)"},
     "logaddexp": {"f": "logaddexp_{K}(a, b)"},
     "copysign": {"f": "copysign(a, b)"},
-    "nextafter": {"f": "nextafter(a, b)"},
+    "nextafter": {"f": "nextafter_{K}(a, b)"},
     "equal": {**_cmp("=="), "c": "(a.x == b.x && a.y == b.y)"},
     "not_equal": {**_cmp("!="), "c": "(a.x != b.x || a.y != b.y)"},
     "less": _cmp("<"),
@@ -117,7 +117,8 @@ SIGN_AGNOSTIC = frozenset(("negative", "positive", "square", "add", "subtract", 
                            "equal", "not_equal", "conj", "real", "logical_not",
                            "logical_and", "logical_or", "logical_xor", "isnan", "isinf",
                            "isfinite"))
-#: float16 ops that would be wrong computed in float and rounded (need half's own ulp)
+#: float16 ops that would be wrong computed in float and rounded (need half's own ulp):
+#: the elementwise kernels call a float16 helper (``helpers._HALF``), fused ones do not
 NO_HALF = frozenset(("nextafter",))
 
 #: program families: ops of one family and one dtype share a program

@@ -130,6 +130,51 @@ class DeviceState:
             self.local = (64,)
             self.small = 0
 
+    # ------------------------------------------------------------------- runtime
+    # What the kernel-driving modules (program_cache, memory, scan) ask of the runtime, so
+    # that the sycl backend's state (sycl/runtime.py) can drive the same modules on dpctl.
+    #: the runtime's error type (builds, copies)
+    Error: Any = cl.Error
+    #: one program per op and dtype instead of per family (a family build is cheap here:
+    #: ~0.2 s on PoCL; Intel's OpenCL CPU compiler takes ~3.5 s for one)
+    fine_programs = False
+
+    def build_program(self, source: str, options: tuple[str, ...]) -> Any:
+        return cl.Program(self.ctx, source).build(options=list(options))
+
+    def make_kernel(self, prg: Any, name: str) -> Any:
+        return cl.Kernel(prg, name)
+
+    def write(self, buf: Any, host: np.ndarray, offset: int = 0, blocking: bool = True
+              ) -> Any:
+        """Copy ``host`` into ``buf`` at byte ``offset``; non-blocking: an event that
+        keeps ``host`` alive until the copy ran (for ``pending``)."""
+        return cl.enqueue_copy(self.queue, buf, host, dst_offset=offset,
+                               is_blocking=blocking)
+
+    def read(self, host: np.ndarray, buf: Any, offset: int = 0) -> None:
+        """Copy from ``buf`` at byte ``offset`` into ``host``, waiting for it."""
+        cl.enqueue_copy(self.queue, host, buf, src_offset=offset, is_blocking=True)
+
+    def copy_buffer(self, dst: Any, src: Any, nbytes: int, src_offset: int,
+                    dst_offset: int) -> None:
+        """A device-side copy of ``nbytes`` bytes, in queue order."""
+        cl.enqueue_copy(self.queue, dst, src, byte_count=nbytes, src_offset=src_offset,
+                        dst_offset=dst_offset)
+
+    def hold_upload(self, evt: Any) -> None:
+        """Keep a non-blocking upload's event (and so its host array) until it ran."""
+        pending = self.pending
+        pending.append(evt)
+        if len(pending) > 256:
+            done = cl.command_execution_status.COMPLETE
+            pending[:] = [e for e in pending if e.command_execution_status != done]
+
+    def uploads_done(self) -> None:
+        """Called after a blocking read: every earlier upload has run (a pyopencl
+        NannyEvent also keeps its host array alive by itself)."""
+        self.pending.clear()
+
     # ----------------------------------------------------------------- allocation
     def alloc(self, nbytes: int) -> Any:
         """A pooled buffer of at least ``nbytes`` bytes (the shared dummy for 0 bytes)."""

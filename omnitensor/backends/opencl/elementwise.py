@@ -17,7 +17,8 @@ from ...kernels import ops as ewops
 from ...kernels.ctype import BITS, BY_NP, CType
 from ...kernels.elementwise import (HEAD, SLOT, STRIDED, canonical_cast,
                                     cast_source, family_source, kernel_type,
-                                    move_source, op_kernel_source, out_type, pack_params)
+                                    move_source, op_kernel_source, op_program_source,
+                                    out_type, pack_params)
 from . import program_cache
 from .array import CLArray, coalesce, new
 from .launch import run, set_bytes, set_mem, set_null
@@ -111,8 +112,12 @@ def op_kernel(st: Any, op: str, dtype: np.dtype) -> tuple[Any, Any, CType]:
     fam = ewops.FAMILY[op]
     nin = 1 if op in ewops.UNARY else 2
     kt = kernel_type(op, t)
-    k = _pair(st, ("ew", fam, kt.key), f"ew_{op}_{kt.key}", lambda: family_source(fam, kt),
-              (kt,) * nin)
+    if st.fine_programs:  # one program per op (see DeviceState.fine_programs)
+        k = _pair(st, ("ew1", op, kt.key), f"ew_{op}_{kt.key}",
+                  lambda: op_program_source(op, kt), (kt,) * nin)
+    else:
+        k = _pair(st, ("ew", fam, kt.key), f"ew_{op}_{kt.key}",
+                  lambda: family_source(fam, kt), (kt,) * nin)
     # scalars are packed with the operand's own CType: same bytes as the unsigned kernel's
     return k, out_type(op, t).np, t
 
@@ -147,6 +152,8 @@ def _pair(st: Any, pkey: Any, name: str, src: Any, cts: Sequence[CType]) -> _Ker
 
 
 def _move_kernel(st: Any, name: str, cts: Sequence[CType]) -> _Kernels:
+    if st.fine_programs:
+        return _pair(st, ("move", name), name, lambda: move_source(only=name), cts)
     return _pair(st, ("move",), name, move_source, cts)
 
 
@@ -185,6 +192,9 @@ def cast_kernel(st: Any, src: np.dtype, dst: np.dtype) -> Any:
     ts, td = canonical_cast(BY_NP[src], BY_NP[dst])
     st.check_dtype(src)
     st.check_dtype(dst)
+    if st.fine_programs:
+        return _pair(st, ("cast", ts.key, td.key), f"cast_{ts.key}_{td.key}",
+                     lambda: cast_source(ts, [td]), (ts,))
     return _pair(st, ("cast", ts.key), f"cast_{ts.key}_{td.key}",
                  lambda: cast_source(ts, [t for t in BY_NP.values() if st.supports(t.np)]),
                  (ts,))

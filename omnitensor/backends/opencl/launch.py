@@ -16,6 +16,7 @@ from pyopencl import _cl
 
 _FAST = hasattr(cl.Kernel, "_set_arg_multi") and hasattr(cl.Kernel, "_set_arg_buf_multi")
 _enqueue = _cl.enqueue_nd_range_kernel
+_Kernel = cl.Kernel
 
 #: While a profiler records device time (``profiling.OpenCLDeviceTimer``), a list that
 #: :func:`run` appends ``(queue, kernel, event)`` to; None otherwise (one global read).
@@ -47,7 +48,11 @@ def set_null(k: Any, index: int) -> None:
 
 
 def run(queue: Any, k: Any, gsize: tuple, lsize: tuple | None) -> Any:
-    """Enqueue ``k`` (positional call: pyopencl's binding is slow with keywords)."""
+    """Enqueue ``k`` (positional call: pyopencl's binding is slow with keywords). A kernel
+    of another runtime (the sycl backend's ``SyclKernel``, which implements the three
+    argument setters above) enqueues itself on its own queue."""
+    if k.__class__ is not _Kernel:
+        return k.enqueue(gsize, lsize)
     try:
         # pyopencl's stubs declare fewer positional parameters than its binding takes
         evt = _enqueue(queue, k, gsize, lsize, None, None, False, False)  # type: ignore[call-arg]

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pyopencl as cl
 
 from ...kernels.random import arange_source
 from . import program_cache
@@ -33,14 +32,10 @@ def from_numpy(st: Any, array: np.ndarray) -> CLArray:
     try:
         if a.nbytes <= _ASYNC_UPLOAD_MAX:
             host = np.array(a, order="C", copy=True)
-            evt = cl.enqueue_copy(st.queue, x.data, host, is_blocking=False)
-            pending = st.pending
-            pending.append(evt)
-            if len(pending) > 256:
-                _prune(pending)
+            st.hold_upload(st.write(x.data, host, 0, False))
         else:
-            cl.enqueue_copy(st.queue, x.data, np.ascontiguousarray(a), is_blocking=True)
-    except cl.Error as e:
+            st.write(x.data, np.ascontiguousarray(a))
+    except st.Error as e:
         raise _transfer_error(st, "host -> device", a.nbytes, e) from None
     return x
 
@@ -51,11 +46,6 @@ def _transfer_error(st: Any, what: str, nbytes: int, err: Exception) -> Exceptio
                         f"{err}")
 
 
-def _prune(pending: list) -> None:
-    done = cl.command_execution_status.COMPLETE
-    pending[:] = [e for e in pending if e.command_execution_status != done]
-
-
 def write_into(x: CLArray, host: np.ndarray) -> None:
     """Copy the host array ``host`` (x's shape and dtype) into the contiguous array x,
     blocking (so the caller may reuse ``host`` when this returns); in queue order after
@@ -64,9 +54,8 @@ def write_into(x: CLArray, host: np.ndarray) -> None:
         return
     src = np.ascontiguousarray(host, dtype=x.dtype)
     try:
-        cl.enqueue_copy(x.state.queue, x.data, src, dst_offset=x.offset * x.dtype.itemsize,
-                        is_blocking=True)
-    except cl.Error as e:
+        x.state.write(x.data, src, x.offset * x.dtype.itemsize)
+    except x.state.Error as e:
         raise _transfer_error(x.state, "host -> device", src.nbytes, e) from None
 
 
@@ -82,9 +71,8 @@ def copy_to_device(x: CLArray, dst: Any) -> CLArray:
     if dst.queue is not x.state.queue:
         x.state.synchronize()  # another queue: x's producers must have run
     try:
-        cl.enqueue_copy(dst.queue, y.data, x.data, byte_count=x.nbytes,
-                        src_offset=x.offset * x.dtype.itemsize, dst_offset=0)
-    except cl.Error as e:
+        dst.copy_buffer(y.data, x.data, x.nbytes, x.offset * x.dtype.itemsize, 0)
+    except dst.Error as e:
         raise _transfer_error(dst, "device -> device", x.nbytes, e) from None
     return y
 
@@ -97,11 +85,10 @@ def to_numpy(x: CLArray) -> np.ndarray:
         x = copy(x)
     host = np.empty(x.shape, x.dtype)
     try:
-        cl.enqueue_copy(x.state.queue, host, x.data, src_offset=x.offset * x.dtype.itemsize,
-                        is_blocking=True)
-    except cl.Error as e:
+        x.state.read(host, x.data, x.offset * x.dtype.itemsize)
+    except x.state.Error as e:
         raise _transfer_error(x.state, "device -> host", host.nbytes, e) from None
-    x.state.pending.clear()  # the in-order queue has run every earlier upload
+    x.state.uploads_done()  # the in-order queue has run every earlier upload
     return host
 
 

@@ -15,13 +15,15 @@ first launch of each kernel another ~0.1 s while PoCL generates its work-group f
   its own cache (``PYOPENCL_NO_CACHE=1`` turns that off). An earlier hand-written binary
   cache duplicated pyopencl's, and on PoCL with ``POCL_KERNEL_CACHE=0`` asking for
   ``program.binaries`` compiled every kernel (a cold first op took 26 s instead of 3).
+
+The runtime is the state's: ``state.build_program``, ``state.make_kernel`` and
+``state.Error`` (PyOpenCL here; dpctl for the sycl backend's ``sycl/runtime.py``, which
+drives these same modules on SYCL devices).
 """
 from __future__ import annotations
 
 from threading import get_ident
 from typing import Any, Callable
-
-import pyopencl as cl
 
 from ...errors import BackendError
 
@@ -33,8 +35,8 @@ def build(state: Any, key: Any, make_source: Callable[[], str],
     if prg is not None:
         return prg
     try:
-        prg = cl.Program(state.ctx, make_source()).build(options=list(options))
-    except cl.Error as e:
+        prg = state.build_program(make_source(), options)
+    except state.Error as e:
         raise BackendError(
             f"{state.name} ({state.label}): compiling OpenCL program {key!r} failed. "
             f"This is a bug in omnitensor's OpenCL backend or the driver; please "
@@ -60,7 +62,7 @@ def kernel(state: Any, program_key: Any, name: str, make_source: Callable[[], st
     k = state.kernels.get(kkey)
     if k is None:
         prg = build(state, program_key, make_source, options)
-        k = cl.Kernel(prg, name)
+        k = state.make_kernel(prg, name)
         if init is not None:
             init(k)
         state.kernels[kkey] = k

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pyopencl as cl
 
 from ...errors import UnsupportedDTypeError
 from ...kernels.scan import source as _source
@@ -84,13 +83,13 @@ def nonzero(x: CLArray) -> tuple[CLArray, ...]:
     set_bytes(kc, (2, pack_i64(x.offset), 3, pack_i64(n), 4, pack_i64(chunk)))
     run_items(st, kc, groups)
     host = np.empty(groups, np.int64)
-    cl.enqueue_copy(st.queue, host, cnt.data, is_blocking=True)  # the size is data-dependent
+    st.read(host, cnt.data)  # the size is data-dependent
     total = int(host.sum())
     starts = np.concatenate([[0], np.cumsum(host)[:-1]]).astype(np.int64)
     out = new(st, (nd, total), i64)
     if total:
         sbuf = new(st, (groups,), i64)
-        cl.enqueue_copy(st.queue, sbuf.data, starts, is_blocking=True)
+        st.write(sbuf.data, starts)
         kw = _kernel(st, f"nzwrite_{t.key}", t)
         set_mem(kw, (0, out.data, 1, sbuf.data, 2, x.data, 7, lay))
         set_bytes(kw, (3, pack_i64(x.offset), 4, pack_i64(n), 5, pack_i64(chunk),

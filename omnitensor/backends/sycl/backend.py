@@ -39,58 +39,23 @@ from typing import Any
 import numpy as np
 
 from ...errors import UnsupportedDTypeError
-from . import env as sycl_env
-
-_ENV = sycl_env.prepare()  # must run before dpctl enumerates devices
+from .devices import DISCOVERY_ERROR as _DISCOVERY_ERROR, ENV as _ENV, discover  # dpctl
+from .devices import enum_name as _enum_name
 
 try:
-    import dpctl
     import dpnp
 except ImportError as e:  # the registry turns this into "pip install 'omnitensor[sycl]'"
-    sycl_env.restore()
     raise ImportError(f"the sycl backend needs dpctl and dpnp: {e}") from e
+import dpctl  # noqa: E402 - imported by .devices after the ICD setup
 
 from . import ops as sycl_ops, pool as sycl_pool, sync  # noqa: E402 - need dpnp imported above
 from ..base import BINARY, PREDICATES, UNARY  # noqa: E402
 from ..namespace_backend import NamespaceBackend  # noqa: E402
 
-#: SYCL backends in order of preference when one device is reachable through several
-#: (an Intel GPU is listed under both Level Zero and OpenCL: keep Level Zero's)
-_BACKEND_RANK = {"level_zero": 0, "cuda": 1, "hip": 2, "opencl": 3}
-#: device kinds in the order ``sycl:N`` numbers them (GPUs first, like SYCL's default
-#: selector)
-_TYPE_RANK = {"gpu": 0, "accelerator": 1, "cpu": 2}
 _FP64 = frozenset((np.dtype(np.float64), np.dtype(np.complex128)))
 _FP16 = frozenset((np.dtype(np.float16),))
-
-
-def _enum_name(e: Any) -> str:
-    return getattr(e, "name", str(e)).split(".")[-1]
-
-
-def _discover() -> tuple[list[Any], str | None]:
-    """(ordered, de-duplicated SYCL devices, enumeration error or None). Restores
-    OCL_ICD_FILENAMES afterwards: the OpenCL loader has read it by then."""
-    try:
-        found = list(dpctl.get_devices())
-    except Exception as e:  # noqa: BLE001 - a broken driver must not crash import
-        return [], f"{type(e).__name__}: {e}"
-    finally:
-        sycl_env.restore()
-    # per (kind, name), keep only the devices of the most preferred SYCL backend
-    best: dict[tuple[str, str], int] = {}
-    for d in found:
-        key = (_enum_name(d.device_type), d.name)
-        rank = _BACKEND_RANK.get(_enum_name(d.backend), 9)
-        best[key] = min(best.get(key, 9), rank)
-    kept = [d for d in found if _BACKEND_RANK.get(_enum_name(d.backend), 9)
-            == best[(_enum_name(d.device_type), d.name)]]
-    kept.sort(key=lambda d: (_TYPE_RANK.get(_enum_name(d.device_type), 3),
-                             _BACKEND_RANK.get(_enum_name(d.backend), 9)))
-    return kept, None
-
-
-_DEVICES, _DISCOVERY_ERROR = _discover()
+#: Level Zero preferred where a device is listed twice (dpnp's kernels run on either)
+_DEVICES = discover(prefer_opencl=False)
 
 
 
@@ -172,7 +137,7 @@ class SyclBackend(NamespaceBackend):
             setattr(self, name, sync.waits_outside_gil(getattr(self, name)))
         for name in list(self.__dict__):  # oneMKL LAPACK/FFT run host tasks and wait too
             if name.startswith(("linalg_", "fft_")):
-                setattr(self, name, sync.drains_first(self.__dict__[name]))
+                setattr(self, name, sync.one_at_a_time(sync.drains_first(self.__dict__[name])))
 
     # ------------------------------------------------------------ identity, capability
     def unavailable_reason(self) -> str | None:
@@ -377,6 +342,10 @@ class SyclBackend(NamespaceBackend):
         return dpnp.where(cond, a, b)
 
     def matmul(self, a, b):
+        with sync.ONEMKL_LOCK:  # threads take turns inside oneMKL (sync.py)
+            return self._matmul(a, b)
+
+    def _matmul(self, a, b):
         # dpnp hands stride-0 (broadcast) matrix axes to oneMKL, which rejects them
         # (gemv: "Illegal value supplied for parameter incx"; gemm: "not c-contiguous
         # nor f-contiguous"): materialise those operands first

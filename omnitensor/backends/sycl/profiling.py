@@ -5,7 +5,8 @@ dpnp itself uses) has no ``enable_profiling`` property; arrays are bound to that
 the work cannot move to another one while a profiler runs. Instead a second queue of the
 same context and device, created with ``enable_profiling``, receives one empty barrier
 before and one after each primitive, each depending on the shared queue's unfinished
-events (dpctl's ``SequentialOrderManager``, which dpnp's kernels register with). The
+events (dpctl's ``SequentialOrderManager``, which dpnp's kernels register with; on the
+generated-kernel backend's in-order queue, on a barrier submitted there). The
 barriers' device timestamps bracket the primitive's work as dpctl's ``SyclTimer`` does
 (``end.profiling_info_start - begin.profiling_info_end``); the shared queue itself is never
 touched, so a plain run pays nothing.
@@ -31,6 +32,7 @@ class SyclDeviceTimer:
         self.queue = dpctl.SyclQueue(queue.sycl_context, queue.sycl_device,
                                      property="enable_profiling")
         self.order = SequentialOrderManager[queue]
+        self.in_order = bool(queue.is_in_order)
         self.offset = self._clock_offset()
         self.handles: list[tuple[Any, Any]] = []
         self.closed = False
@@ -51,7 +53,11 @@ class SyclDeviceTimer:
 
     def _marker(self) -> tuple[int, Any, int]:
         h0 = time.perf_counter_ns()
-        evt = self.queue.submit_barrier(list(self.order.submitted_events))
+        if self.in_order:  # the generated backend's queue: a barrier there marks its work
+            deps = [self.shared.submit_barrier()]
+        else:  # dpnp registers its kernels' events with the order manager
+            deps = list(self.order.submitted_events)
+        evt = self.queue.submit_barrier(deps)
         return (h0, evt, time.perf_counter_ns())
 
     def begin(self) -> Any:

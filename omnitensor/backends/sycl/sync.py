@@ -23,6 +23,7 @@ runtime free its records of finished commands (see ``DRAIN_EVERY``).
 """
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import dpctl
@@ -98,6 +99,26 @@ def drains_first(fn: Any) -> Any:
         if q is not None:
             q.wait()
         return fn(x, *rest, **kw)
+    call.__name__ = getattr(fn, "__name__", "call")
+    call.__doc__ = getattr(fn, "__doc__", None)
+    call.__wrapped__ = fn  # type: ignore[attr-defined]
+    return call
+
+
+#: one oneMKL (BLAS/LAPACK/FFT) call at a time in this process. Why (issue 32, 4 threads
+#: uploading and multiplying deadlocked): oneMKL's first call of a routine initialises C++
+#: statics; a second thread entering meanwhile blocks in ``__cxa_guard_acquire`` holding the
+#: GIL (pybind11 keeps it), which the initialising side needs. A Python lock waits with the
+#: GIL released, so threads queue up here instead.
+ONEMKL_LOCK = threading.Lock()
+
+
+def one_at_a_time(fn: Any) -> Any:
+    """Wrap a dpnp routine that reaches oneMKL so that threads take turns (see
+    ``ONEMKL_LOCK``)."""
+    def call(*args: Any, **kw: Any) -> Any:
+        with ONEMKL_LOCK:
+            return fn(*args, **kw)
     call.__name__ = getattr(fn, "__name__", "call")
     call.__doc__ = getattr(fn, "__doc__", None)
     call.__wrapped__ = fn  # type: ignore[attr-defined]

@@ -1,21 +1,70 @@
-"""``omnitensor.distributions``: torch.distributions' core families, written with Tensor ops
-so they sample, score and differentiate on every device.
+"""``omnitensor.distributions``: torch.distributions, written with Tensor ops so every
+family samples, scores and differentiates on every device.
 
-Normal, Uniform, Bernoulli, Categorical, Gamma, Beta, MultivariateNormal and Independent, with
-``sample``/``rsample``/``log_prob``/``entropy``/``mean``/``variance``/``stddev``, torch's
-``validate_args`` (on by default), constraints, and ``kl_divergence`` with the pairwise
-``register_kl`` registry. Reparameterised sampling (``rsample``; gradients flow to the
-parameters): Normal, Uniform, MultivariateNormal (and Independent of them). Gamma and Beta
-draw with ``sample`` (Marsaglia-Tsang) but have ``has_rsample = False``: their
-reparameterised gradient needs implicit differentiation that is not implemented, and
-``rsample`` says so rather than returning samples without correct gradients.
-"""
-from . import constraints
-from .continuous import Beta, Gamma, Normal, Uniform
-from .discrete import Bernoulli, Categorical
+All of torch 2.13's families (one module each, torch's module names), the transforms and
+TransformedDistribution, Independent, MixtureSameFamily and ExponentialFamily, every
+constraint and the constraint registry (``biject_to``, ``transform_to``), and
+``kl_divergence`` with torch's registered pairs. Samples come from omnitensor's generator
+(``omnitensor.manual_seed``); the reparameterised families are torch's, Gamma and its
+relatives (Beta, Dirichlet, Chi2, StudentT, FisherSnedecor, InverseGamma, Wishart) by
+exact implicit differentiation of the Gamma CDF. See docs/distributions.md."""
+from . import constraints, transforms
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
+from .categorical import Categorical
+from .cauchy import Cauchy
+from .chi2 import Chi2
+from .constraint_registry import biject_to, transform_to
+from .continuous_bernoulli import ContinuousBernoulli
+from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
+from .gamma import Gamma
+from .generalized_pareto import GeneralizedPareto
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
+from .half_normal import HalfNormal
+from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
-from .multivariate import Independent, MultivariateNormal
+from . import _kl_cross  # noqa: F401  (registers the cross-family pairs)
+from .kumaraswamy import Kumaraswamy
+from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
+from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
+from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
+from .normal import Normal
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .pareto import Pareto
+from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
+from .studentT import StudentT
+from .transformed_distribution import TransformedDistribution
+from .transforms import *  # noqa: F401,F403  (torch.distributions re-exports them)
+from .transforms import __all__ as _transforms_all
+from .uniform import Uniform
+from .von_mises import VonMises
+from .weibull import Weibull
+from .wishart import Wishart
 
-__all__ = ["Distribution", "Normal", "Uniform", "Bernoulli", "Categorical", "Gamma", "Beta",
-           "MultivariateNormal", "Independent", "kl_divergence", "register_kl", "constraints"]
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
+           "ContinuousBernoulli", "Dirichlet", "Distribution", "Exponential",
+           "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric",
+           "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma",
+           "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
+           "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
+           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+           "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform",
+           "VonMises", "Weibull", "Wishart", "biject_to", "kl_divergence", "register_kl",
+           "transform_to", "constraints", "transforms"] + list(_transforms_all)

@@ -42,9 +42,7 @@ def test_scores_and_moments_match_torch(name, device):
     _close(d.variance, td.variance)
     _close(d.stddev, td.stddev)
     assert d.batch_shape == tuple(td.batch_shape) and d.event_shape == tuple(td.event_shape)
-    # Gamma and Beta lack implicit reparameterization here (a known gap): say so exactly,
-    # so this fails the day rsample is added and the exception is no longer needed
-    assert d.has_rsample == (False if name in ("Gamma", "Beta") else td.has_rsample)
+    assert d.has_rsample == td.has_rsample
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -139,7 +137,10 @@ def test_mvn_rsample_gradient(device):
     np.testing.assert_allclose(np.tril(L.grad.cpu().numpy()), expect, rtol=1e-8, atol=1e-8)
 
 
-def test_gamma_beta_draw_but_say_rsample_is_unsupported(device):
+def test_gamma_beta_draw_and_reparameterise(device):
+    """Gamma and Beta draw with the right moments, and rsample carries gradients to the
+    concentrations (implicit reparameterisation; checked exactly in
+    tests/distributions/test_gradients.py)."""
     ot.manual_seed(3)
     g = D.Gamma(_f64([0.5, 3.0], device), _f64([1.0, 2.0], device))
     s = g.sample((40000,)).cpu().numpy()
@@ -147,9 +148,10 @@ def test_gamma_beta_draw_but_say_rsample_is_unsupported(device):
     np.testing.assert_allclose(s.var(0), [0.5, 0.75], rtol=0.08)
     b = D.Beta(_f64([0.5, 3.0], device), _f64([1.5, 2.0], device)).sample((40000,))
     np.testing.assert_allclose(b.cpu().numpy().mean(0), [0.25, 0.6], rtol=0.04)
-    assert not g.has_rsample
-    with pytest.raises(NotImplementedError, match="Gamma.rsample is not supported"):
-        g.rsample()
+    a = _f64([0.5, 3.0], device).requires_grad_()
+    assert D.Gamma(a, 1.0).has_rsample
+    D.Gamma(a, 1.0).rsample((100,)).sum().backward()
+    assert a.grad is not None and bool((a.grad > 0).all())
 
 
 def test_validate_args(device):
@@ -158,9 +160,12 @@ def test_validate_args(device):
     D.Normal(_f64([0.0], device), _f64([-1.0], device), validate_args=False)
     with pytest.raises(ValueError, match="within the support"):
         D.Bernoulli(_f64([0.5], device)).log_prob(_f64([0.5], device))
-    with pytest.raises(ValueError, match="either `probs` or `logits`"):
+    with pytest.raises(ValueError, match="Either `probs` or `logits`"):
         D.Bernoulli()
     with pytest.raises(NotImplementedError, match="No KL"):
+        D.kl_divergence(D.Normal(0.0, 1.0), D.Categorical(_f64([0.5, 0.5], device)))
+    # both exponential families: torch's generic Bregman pair answers, and refuses
+    with pytest.raises(NotImplementedError, match="different exponential families"):
         D.kl_divergence(D.Normal(0.0, 1.0), D.Bernoulli(_f64([0.5], device)))
 
 

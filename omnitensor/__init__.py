@@ -133,6 +133,11 @@ from .torch_idioms import (are_deterministic_algorithms_enabled, as_tensor, chan
                            set_default_tensor_type, set_float32_matmul_precision,
                            set_num_interop_threads, strided, typename,
                            use_deterministic_algorithms)
+# sparse tensors (core/sparse, docs/sparse.md); torch.sparse is omnitensor/sparse.py (lazy)
+from .core.sparse import (sparse_bsc, sparse_bsc_tensor, sparse_bsr, sparse_bsr_tensor,
+                          sparse_compressed_tensor, sparse_coo, sparse_coo_tensor, sparse_csc,
+                          sparse_csc_tensor, sparse_csr, sparse_csr_tensor)
+from .core.sparse import sparse_mm as spmm
 
 
 def round(x: Tensor, /, *, decimals: _builtins.int = 0) -> Tensor:  # noqa: A001
@@ -223,6 +228,7 @@ _FROM_AMP = {"is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled"
              "is_autocast_available"}
 # torch.lgamma & co. live in omnitensor.special (written once there)
 _FROM_SPECIAL = {"lgamma": "gammaln", "digamma": "digamma", "erfinv": "erfinv", "i0": "i0"}
+_LAZY.add("sparse")  # torch.sparse
 
 
 def __getattr__(name: str) -> _Any:

@@ -84,7 +84,7 @@ FFT = ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft
 #: contract of each is the docstring of its declaration below.
 OPTIONAL_HOOKS = frozenset(
     ("sigmoid", "rsqrt", "einsum", "index_advanced", "index_put_advanced",
-     "index_add_advanced", "take_along_axis", "device_timer")
+     "index_add_advanced", "take_along_axis", "device_timer", "spmm")
     + tuple("linalg_" + n for n in LINALG) + tuple("fft_" + n for n in FFT))
 
 
@@ -590,6 +590,12 @@ class Backend:
     #: every other axis; a new array. dpnp's advanced indexing, the generic path, grows
     #: host memory ~0.7 KB per call (seen on 0.20), its take_along_axis does not.
     take_along_axis: Callable[..., Any] | None = None
+    #: ``spmm(rows, cols, values, shape, dense) -> out``: the sparse-dense product
+    #: ``out[rows[e]] += values[e] * dense[cols[e]]`` of an ``(m, k)`` sparse matrix of
+    #: ``shape`` (duplicates sum) and a 2-D ``dense`` ``(k, n)``; rows/cols int64 ``(nnz,)``
+    #: in range, values and dense float32 or float64 of one dtype; a new ``(m, n)`` array.
+    #: None: core's composite of index ops runs (gather, scale, index_add).
+    spmm: Callable[..., Any] | None = None
     #: ``device_timer(index) -> timer``: device-side timing for ``omnitensor.profiler``,
     #: taken from the device's own clock (OpenCL profiling events, SYCL event profiling,
     #: CUDA events), created when a profiler starts recording on device ``index``. The

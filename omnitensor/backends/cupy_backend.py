@@ -7,11 +7,12 @@ paths (cuBLAS matmul through ``cupy.matmul``, fused elementwise kernels).
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 
-from .namespace_backend import NamespaceBackend
+from .namespace_backend import NamespaceBackend, library_spmm
 
 try:
     import cupy
@@ -47,6 +48,11 @@ class CupyBackend(NamespaceBackend):
         try:
             from cupyx.scipy.special import erf, erfc
             self.erf, self.erfc = erf, erfc
+        except ImportError:  # pragma: no cover - cupyx ships with cupy
+            pass
+        try:  # sparse @ dense through cuSPARSE (the spmm hook)
+            from cupyx.scipy import sparse
+            self.spmm = functools.partial(library_spmm, sparse, cupy)
         except ImportError:  # pragma: no cover - cupyx ships with cupy
             pass
         self._sigmoid_kernel = None

@@ -33,6 +33,14 @@ def lookup(xp: Any, name: str) -> Any:
     return fn
 
 
+def library_spmm(sparse: Any, xp: Any, rows: Any, cols: Any, values: Any,
+                 shape: tuple[int, int], dense: Any) -> Any:
+    """The ``spmm`` hook (``backends/base.py``) over a SciPy-style sparse module
+    (``scipy.sparse`` for NumPy, ``cupyx.scipy.sparse`` for CuPy: cuSPARSE): COO to CSR
+    (duplicates summed), times the dense matrix."""
+    index = xp.int32 if max(shape) < 2 ** 31 and rows.shape[0] < 2 ** 31 else xp.int64
+    a = sparse.coo_matrix((values, (rows.astype(index), cols.astype(index))), shape=shape)
+    return xp.asarray(a.tocsr() @ xp.ascontiguousarray(dense))
 
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)

@@ -1,6 +1,7 @@
 """The ``cpu`` backend: NumPy, the reference every other backend is tested against."""
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import platform
@@ -11,7 +12,7 @@ import numpy as np
 
 from . import cpu_threads
 from .base import BINARY, UNARY
-from .namespace_backend import NamespaceBackend, lookup
+from .namespace_backend import NamespaceBackend, library_spmm, lookup
 
 # NumPy reports overflow, division by zero and invalid values as RuntimeWarnings; torch
 # returns inf/nan silently. Ignore them when the ufunc is called from omnitensor's own
@@ -51,6 +52,13 @@ def _array_result(ufunc: Any) -> Any:
     call.__name__ = getattr(ufunc, "__name__", "ufunc")
     call.__doc__ = f"NumPy's {call.__name__}, always returning an ndarray."
     return call
+
+
+def _scipy_spmm(rows: Any, cols: Any, values: Any, shape: tuple[int, int], dense: Any) -> Any:
+    """The ``spmm`` hook through SciPy's CSR product (imported on first use: SciPy is
+    optional, and heavy to import)."""
+    import scipy.sparse
+    return library_spmm(scipy.sparse, np, rows, cols, values, shape, dense)
 
 
 def _make_erf(name: str = "erf") -> Any:
@@ -118,6 +126,8 @@ class NumpyBackend(NamespaceBackend):
         self.erf = lambda x, out=None: np.asarray(erf(x, out=out))
         erfc = _make_erf("erfc")
         self.erfc = lambda x, out=None: np.asarray(erfc(x, out=out))
+        if importlib.util.find_spec("scipy") is not None:  # optional: SciPy's sparse matmul
+            self.spmm = _scipy_spmm
 
     def version(self) -> str:
         return f"numpy {np.__version__}"

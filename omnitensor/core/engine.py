@@ -245,7 +245,7 @@ def _accumulate_leaf(node: AccumulateGrad, g: Tensor, owned: bool, create_graph:
         else:
             # .grad must be a writable tensor of its own (optimizers and DDP update it in
             # place): copy views and gradients that another consumer may hold
-            t.grad = _make(g._device.backend.copy(g._data), g._device, g._dtype)
+            t.grad = g._detached_copy()
     else:
         t.grad = t.grad + g if create_graph else (t.grad + g.detach()).detach()
     if t._post_hooks:

@@ -15,6 +15,7 @@ from .graph import needs_grad, no_grad_ctx
 from .shape_util import normalize_axis
 from .tensor import Tensor
 from .legacy import Size, bind as _bind_legacy
+from .sparse import bind as _bind_sparse
 from .ops import (composite, conversion, creation, elementwise as ew, gather, indexing, join,
                   linalg_ops, random as rnd, reduction as red, shape as sh, sorting, ternary,
                   torch_extras)
@@ -280,7 +281,7 @@ def round_method(self: Tensor, decimals: int = 0) -> Tensor:
 
 
 def _size_method(self: Tensor) -> "_Size":
-    return _Size(self.numel(), self._data.shape)
+    return _Size(self.numel(), self.shape)  # shape, not _data: sparse tensors have none
 
 
 class _Size(int):
@@ -414,6 +415,7 @@ def _bind_methods() -> None:
     T.heaviside = composite.heaviside
     T.deg2rad, T.rad2deg = composite.deg2rad, composite.rad2deg
     torch_extras.bind(T)
+    _bind_sparse(T)  # to_sparse/to_dense/indices... and the sparse classes (core/sparse)
     from .ops import storage
     T.storage_offset, T.as_strided = storage.storage_offset, storage.as_strided
     T.untyped_storage, T.storage = storage.untyped_storage, storage.typed_storage

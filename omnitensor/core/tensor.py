@@ -153,6 +153,10 @@ class Tensor:
         self.requires_grad = False
         return self
 
+    def _detached_copy(self) -> "Tensor":
+        """A copy with its own memory and no history (a leaf's new ``.grad``)."""
+        return _make(self._device.backend.copy(self._data), self._device, self._dtype)
+
     def _alias(self) -> "Tensor":
         t = _make(self._data, self._device, self._dtype)
         t._base = self if self._base is None else self._base

@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from .graph import _mode
+from .layout_dispatch import non_strided
 from .shape_util import broadcast_shapes
 from .tensor import Tensor, _make
 from .ops.elementwise import BINARY_OPS, UNARY_OPS, _backend_failure
@@ -65,7 +66,7 @@ def inplace_ops_for(target: Tensor, *tensors: Tensor | None) -> Any:
         return Tensor
     for t in tensors:
         if t is not None and (t._device is not dev or t._dtype is not d or
-                              t._data.shape != shape):
+                              non_strided(t) or t._data.shape != shape):  # sparse grads
             return Tensor
     return ops
 

@@ -20,6 +20,7 @@ from ...errors import (BackendError, DeviceMismatchError, OmnitensorError, Shape
 from .. import dtypes as _dt
 from ..autocast_state import FP32_GPU, autocast_operands, state as _autocast
 from ..graph import _mode, record
+from ..layout_dispatch import LayoutError, dispatch as layout_dispatch
 from ..shape_util import broadcast_shapes
 from ..tensor import Tensor, _make
 from . import dtype_rules as R
@@ -128,8 +129,8 @@ def _unary(op: UnaryOp, x: Any) -> Tensor:
     cd, od = op._cache.get(d) or op.resolve(d)
     dev = x._device
     be = dev.backend
-    data = x._data
     try:
+        data = x._data
         if d is not cd:
             data = be.astype(data, cd.np)
         if op.forward is None:
@@ -138,6 +139,8 @@ def _unary(op: UnaryOp, x: Any) -> Tensor:
             data = op.forward(be, data, cd)
         if od is _BF16:
             data = be.astype(data, od.np)
+    except LayoutError:  # a sparse operand has no _data: the layout's own op (free here)
+        return layout_dispatch(op.name, x)
     except Exception as e:  # noqa: BLE001 - translated into an omnitensor error
         raise _backend_failure(op.name, dev, e) from None
     out = _make(data, dev, od)
@@ -211,9 +214,9 @@ def _binary(op: BinaryOp, a: Any, b: Any) -> Tensor:
         db = b._dtype
         cd, od = op._cache.get((da, db)) or op.resolve(da, db)
         be = dev.backend
-        ad = a._data
-        bd = b._data
         try:
+            ad = a._data
+            bd = b._data
             if da is not cd:
                 ad = be.astype(ad, cd.np)
             if db is not cd:
@@ -233,6 +236,8 @@ def _binary(op: BinaryOp, a: Any, b: Any) -> Tensor:
                 data = be.astype(data, od.np)
         except ShapeError as e:
             raise ShapeError(f"{op.name}: {e}") from None
+        except LayoutError:
+            return layout_dispatch(op.name, a, b)
         except Exception as e:  # noqa: BLE001
             raise _backend_failure(op.name, dev, e) from None
         out = _new(Tensor)  # _make, inlined
@@ -250,6 +255,7 @@ def _binary(op: BinaryOp, a: Any, b: Any) -> Tensor:
 
 def _binary_general(op: BinaryOp, a: Any, b: Any) -> Tensor:
     """Scalars, 0-d cpu tensors on other devices, and mismatched devices."""
+    given = (a, b)
     dev, da, db, a, b = _operands(op.name, a, b)
     cd, od = op._cache.get((da, db)) or op.resolve(da, db)
     be = dev.backend
@@ -270,6 +276,8 @@ def _binary_general(op: BinaryOp, a: Any, b: Any) -> Tensor:
             data = be.astype(data, od.np)
     except ShapeError as e:
         raise ShapeError(f"{op.name}: {e}") from None
+    except LayoutError:
+        return layout_dispatch(op.name, *given)
     except Exception as e:  # noqa: BLE001
         raise _backend_failure(op.name, dev, e) from None
     out = _make(data, dev, od)
@@ -312,12 +320,16 @@ def _binary_inplace(op: BinaryOp, x: Tensor, other: Any) -> Tensor:
     """``x op= other`` in place, with torch's casting and autograd rules."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{op.name}_: expected a Tensor, got {type(x).__name__}")
+    given = other  # as passed: _operands wraps a 0-d cpu tensor for another device
     # fast path: same device, same dtype, same shape, nothing to record (optimizer steps)
     if isinstance(other, Tensor) and other._device is x._device and \
             other._dtype is x._dtype and not (x.requires_grad or other.requires_grad):
         d = x._dtype
         cd, od = op._cache.get((d, d)) or op.resolve(d, d)
-        xd, bd = x._data, other._data
+        try:
+            xd, bd = x._data, other._data
+        except LayoutError:  # param.add_(sparse_grad, ...), sparse.mul_(2)
+            return layout_dispatch(op.name + "_", x, other)
         if cd is d and od is d and op.forward is None and xd.shape == bd.shape:
             try:
                 getattr(x._device.backend, op.prim)(xd, bd, out=xd)
@@ -351,6 +363,8 @@ def _binary_inplace(op: BinaryOp, x: Tensor, other: Any) -> Tensor:
             res = getattr(be, op.prim)(xin, od_data) if op.forward is None else \
                 op.forward(be, xin, od_data, cd)
             be.assign(xd, be.astype(res, da.np) if od is not da or cd is not od else res)
+    except LayoutError:
+        return layout_dispatch(op.name + "_", x, given)
     except Exception as e:  # noqa: BLE001
         raise _backend_failure(op.name + "_", dev, e) from None
     x._bump_version()
@@ -376,6 +390,8 @@ def _unary_inplace(op: UnaryOp, x: Tensor) -> Tensor:
 
 # ----------------------------------------------------------------- formula helpers
 def _conj(t: Any) -> Any:
+    if isinstance(t, complex):  # a Python scalar operand (``u * 1j``) is conjugated too
+        return t.conjugate()
     return t.conj() if isinstance(t, Tensor) and t._dtype.kind == "c" else t
 
 

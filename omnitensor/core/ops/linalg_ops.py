@@ -14,6 +14,7 @@ from .. import dtypes as _dt
 from ..autocast_state import autocast_operands, state as _autocast
 from ..device import same_device
 from ..graph import needs_grad, record
+from ..layout_dispatch import dispatch as layout_dispatch, non_strided
 from ..shape_util import broadcast_shapes, normalize_axis, prod
 from ..tensor import Tensor, _make
 from .elementwise import _backend_failure, _mixed_devices
@@ -70,6 +71,8 @@ def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
 def _matmul(x1: Tensor, x2: Tensor) -> Tensor:
     """:func:`matmul` past autocast (mm, bmm, mv and dot have their own entries in torch's
     autocast lists)."""
+    if non_strided(x1, x2):  # a sparse operand (core/layout_dispatch.py)
+        return layout_dispatch("matmul", x1, x2)
     a, b = _promote_pair("matmul", x1, x2)
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError("matmul: both arguments need at least 1 dimension (use * for "

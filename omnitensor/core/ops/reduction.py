@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from .. import dtypes as _dt
 from ..autocast_state import autocast_entry, autocast_operands, state as _autocast
 from ..graph import needs_grad, no_grad_ctx, record
+from ..layout_dispatch import dispatch as layout_dispatch, non_strided
 from ..shape_util import normalize_axes, normalize_axis, prod as _prod
 from ..tensor import Tensor, _make
 from .elementwise import _backend_failure, maximum, minimum
@@ -83,6 +84,9 @@ def sum(x: Tensor, /, dim: Any = None, keepdim: bool = False, *, axis: Any = Non
         keepdims: bool = False, dtype: Any = None) -> Tensor:
     """Sum over axes (all when None). Integer and bool inputs sum in int64 (uint64 for
     unsigned), as torch and the Array API do."""
+    if non_strided(x):  # a sparse tensor (core/layout_dispatch.py)
+        return layout_dispatch("sum", x, axis if dim is None else dim, keepdim or keepdims,
+                               dtype=dtype)
     if _autocast.active and dtype is None:  # autocast: float32 on accelerators
         x, = autocast_operands("sum", x)
     axes = _axes(x, dim, axis)

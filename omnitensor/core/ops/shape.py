@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 from ...errors import ShapeError
 from .. import forward_ad
 from ..graph import _mode, needs_grad, no_grad_ctx, record
+from ..layout_dispatch import dispatch as layout_dispatch, non_strided
 from ..shape_util import (as_shape, broadcast_shapes, infer_reshape, normalize_axes,
                           normalize_axis, prod)
 from ..tensor import Tensor, _make
@@ -155,6 +156,8 @@ def permute_dims(x: Tensor, /, axes: Sequence[int]) -> Tensor:
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two axes (a view)."""
+    if non_strided(x):
+        return layout_dispatch("transpose", x, dim0, dim1)
     a, b = normalize_axis(dim0, x.ndim), normalize_axis(dim1, x.ndim)  # 0-d: -1 and 0 only
     if x.ndim == 0:
         return _alias_view(x)
@@ -168,6 +171,8 @@ swapaxes = swapdims = transpose
 
 def t(x: Tensor) -> Tensor:
     """Transpose of a tensor with at most 2 dims (torch)."""
+    if non_strided(x):
+        return layout_dispatch("t", x)
     if x.ndim > 2:
         raise ValueError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
     return transpose(x, 0, 1) if x.ndim == 2 else x
@@ -298,6 +303,8 @@ def contiguous(x: Tensor) -> Tensor:
 
 def clone(x: Tensor, *, memory_format: Any = None) -> Tensor:
     """A copy with its own memory (differentiable)."""
+    if non_strided(x):
+        return layout_dispatch("clone", x)
     out = _make(x._device.backend.copy(x._data), x._device, x._dtype)
     if needs_grad(x):
         record("CloneBackward0", lambda n, g: (g,), out, (x,))

@@ -1,6 +1,6 @@
 """``omnitensor.optim``: optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax,
-NAdam, RAdam, ASGD, Rprop, LBFGS) and ``lr_scheduler``. Updates run in place under no_grad
-on each parameter's device."""
+NAdam, RAdam, ASGD, Rprop, LBFGS, SparseAdam) and ``lr_scheduler``. Updates run in place
+under no_grad on each parameter's device."""
 from . import lr_scheduler  # noqa: F401
 from .adadelta import Adadelta
 from .adagrad import Adagrad
@@ -14,6 +14,7 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler",
-           "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS"]
+           "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS", "SparseAdam"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ..core.ops.creation import full_like
+from ..core.sparse import sparse_coo_tensor
 from .optimizer import Optimizer
 
 __all__ = ["Adagrad"]
@@ -39,6 +40,10 @@ class Adagrad(Optimizer):
             for p, g in self._grads(group):
                 st = self.state[p]
                 st["step"] = _step_number(st["step"]) + 1
+                if g.is_sparse:
+                    _sparse_update(p, g, st["sum"], wd, lr / (1 + (st["step"] - 1) * lr_decay),
+                                   eps)
+                    continue
                 if wd:
                     g = g + p * wd
                 clr = lr / (1 + (st["step"] - 1) * lr_decay)
@@ -47,6 +52,17 @@ class Adagrad(Optimizer):
                 std = s.sqrt()
                 std.add_(eps)
                 p.sub_(g / std * clr)
+
+
+def _sparse_update(p: Any, g: Any, s: Any, wd: float, clr: float, eps: float) -> None:
+    """torch's Adagrad step for a sparse gradient: the accumulator and the parameter change
+    only at the gradient's (coalesced) positions."""
+    if wd:
+        raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+    g = g.coalesce()  # the update is not linear in g: one value per position
+    s.add_(g * g)
+    std = s.sparse_mask(g)._values().sqrt() + eps
+    p.add_(sparse_coo_tensor(g._indices(), g._values() / std, g.shape), alpha=-clr)
 
 
 def _step_number(step: Any) -> int:

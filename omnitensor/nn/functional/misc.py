@@ -14,6 +14,7 @@ from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.ops.creation import arange, zeros
 from ...core.ops.random import Generator, rand
 from ...core.ops.join import pad_constant
+from ...core.sparse import make_coo
 from ...core.tensor import Tensor
 from ._utils import INDEX_CACHE
 
@@ -132,13 +133,13 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
               max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of ``weight`` at the integer ``input`` indices: ``(...) -> (..., dim)``. Rows
-    at ``padding_idx`` get no gradient (torch)."""
+    at ``padding_idx`` get no gradient (torch). With ``sparse``, ``weight``'s gradient is a
+    sparse COO tensor holding one row per looked-up index (torch's layout)."""
     if input.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be an integer tensor, got "
                         f"{input.dtype.name}")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not "
-                                  "supported")
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding: scale_grad_by_freq is not supported")
     if weight.ndim != 2:
         raise ShapeError(f"embedding: 'weight' must be 2-D (num_embeddings, embedding_dim), "
                          f"got shape {tuple(weight.shape)}")
@@ -160,8 +161,10 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
     with no_grad_ctx():
         out = weight.index_select(0, flat).reshape(*input.shape, weight.shape[1])
     if needs_grad(weight):
-        record("EmbeddingBackward0", _embedding_backward, out, (weight,), (flat,),
-               num=num, padding_idx=padding_idx)
+        node = record("EmbeddingBackward0", _embedding_backward, out, (weight,), (flat,),
+                      num=num, padding_idx=padding_idx, sparse=sparse)
+        if sparse:  # a sparse gradient: no dense shape/dtype for the engine to fit it to
+            node.input_meta = (None,)
     return out
 
 
@@ -184,6 +187,11 @@ def _embedding_backward(node: Any, g: Tensor) -> tuple:
     (flat,) = node.saved_tensors
     dim = g.shape[-1]
     g2 = g.reshape(-1, dim)
+    if node.sparse:
+        if node.padding_idx is not None:  # torch leaves the padding rows out
+            keep = flat != node.padding_idx
+            flat, g2 = flat[keep], g2[keep]
+        return (make_coo(flat.unsqueeze(0), g2, (node.num, dim)),)
     if node.padding_idx is not None:
         g2 = g2 * (flat != node.padding_idx).to(g2.dtype).unsqueeze(1)
     base = zeros((node.num, dim), dtype=g.dtype, device=g.device)

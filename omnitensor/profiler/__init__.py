@@ -11,10 +11,15 @@
     print(prof.key_averages().table(sort_by="device_time_total", row_limit=10))
     prof.export_chrome_trace("trace.json")   # Perfetto / chrome://tracing
 
-Ops are timed at the backend-call boundary (each backend primitive, ``session.py``), on
-the host always and on the device's own clock where it has one (``ProfilerActivity``:
-any non-CPU member means "the accelerator the ops run on", so ``CUDA`` works on
-``opencl`` and ``sycl``). With no profiler running nothing is installed: zero cost.
+Rows are torch ops (``aten::linear``, ``aten::add_``: the torch-facing entry points are
+wrapped while a profiler runs, ``torch_ops.py``) and, with ``with_modules=True``,
+``nn.Module`` calls (``nn.Module: Linear_0``); the work of each op is timed at the
+backend-call boundary (``session.py``), on the host always and on the device's own clock
+where it has one (``ProfilerActivity``: any non-CPU member means "the accelerator the ops
+run on", so ``CUDA`` works on ``opencl`` and ``sycl``). ``with_stack`` keeps each op's
+Python stack (``key_averages(group_by_stack_n=N)``, ``export_stacks``), ``with_flops``
+counts matmul/convolution FLOPs (``flops.py``). With no profiler running nothing is
+installed: zero cost.
 """
 from __future__ import annotations
 

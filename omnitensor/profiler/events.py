@@ -21,18 +21,22 @@ class Interval:
 
 
 class FunctionEvent:
-    """One recorded op (a backend primitive) or ``record_function`` range.
+    """One recorded torch op (``kind`` "op"), ``nn.Module`` call ("module") or
+    ``record_function`` range ("user").
 
     ``device_type`` is the device type string of the op (``"cpu"``, ``"opencl"``,
     ``"sycl"``, ``"cuda"``); ``device`` the device (``"opencl:0"``). ``spans`` are the
-    device's timestamps of its work, ``(kernel name or None, start_ns, end_ns)``.
+    device's timestamps of its own work, ``(kernel or primitive name, start_ns, end_ns)``;
+    ``stack`` the Python stack that called it (``with_stack``, innermost first), ``flops``
+    its own FLOPs (``with_flops``).
     """
 
     __slots__ = ("id", "name", "trace_name", "kind", "thread", "device", "device_type",
                  "device_index", "start_ns", "end_ns", "input_shapes", "cpu_parent",
                  "cpu_children", "spans", "kernels", "self_cpu_memory_usage",
                  "self_device_memory_usage", "cpu_memory_usage", "device_memory_usage",
-                 "device_time_ns", "host_recorded", "count", "base_ns", "_timer", "_handle")
+                 "device_time_ns", "host_recorded", "count", "base_ns", "stack", "flops",
+                 "_timings")
 
     def __init__(self, eid: int, name: str, kind: str, thread: int, device: str,
                  device_type: str = "cpu", device_index: int = 0) -> None:
@@ -55,8 +59,9 @@ class FunctionEvent:
         self.host_recorded = True
         self.count = 1
         self.base_ns = 0  # the profiler's start, for time_range
-        self._timer: Any = None
-        self._handle: Any = None
+        self.stack: list[str] = []
+        self.flops = 0
+        self._timings: list = []  # (device timer, handle, primitive) of its own work
 
     key = property(lambda self: self.name)
     is_user_annotation = property(lambda self: self.kind == "user")
@@ -84,8 +89,7 @@ class FunctionEvent:
 
     @property
     def self_device_time_total(self) -> float:
-        own = self.device_time_ns - sum(c.device_time_ns for c in self.cpu_children)
-        return max(0, own) / 1e3
+        return sum(e - s for _n, s, e in self.spans) / 1e3  # its own work only
 
     # torch's CUDA-named aliases, so scripts written for CUDA read the device figures
     cuda_time_total = property(lambda self: self.device_time_total)
@@ -115,6 +119,8 @@ class FunctionEventAvg:
         self.device_memory_usage = 0
         self.self_device_memory_usage = 0
         self.input_shapes: list | None = None
+        self.stack: list[str] = []
+        self.flops = 0
         self.device_type = "cpu"
         self.is_user_annotation = False
 
@@ -122,6 +128,7 @@ class FunctionEventAvg:
         if self.key is None:
             self.key = other.key
             self.input_shapes = other.input_shapes
+            self.stack = other.stack
             self.device_type = other.device_type
             self.is_user_annotation = other.is_user_annotation
         elif other.key != self.key:
@@ -129,7 +136,7 @@ class FunctionEventAvg:
         self.count += other.count
         for attr in ("cpu_time_total", "self_cpu_time_total", "device_time_total",
                      "self_device_time_total", "cpu_memory_usage", "self_cpu_memory_usage",
-                     "device_memory_usage", "self_device_memory_usage"):
+                     "device_memory_usage", "self_device_memory_usage", "flops"):
             setattr(self, attr, getattr(self, attr) + getattr(other, attr))
         return self
 
@@ -154,21 +161,42 @@ class EventList(list):
         super().__init__(items)
         self.meta = meta or {}
 
-    def key_averages(self, group_by_input_shape: bool = False,
-                     group_by_stack_n: int = 0) -> "EventList":
+    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
+                     group_by_input_shapes: bool | None = None) -> "EventList":
         """One :class:`FunctionEventAvg` per key (and per input shapes with
-        ``group_by_input_shape``), in first-seen order."""
-        if group_by_stack_n:
-            raise NotImplementedError("key_averages(group_by_stack_n=...): omnitensor's "
-                                      "profiler records no Python stacks (with_stack)")
+        ``group_by_input_shape``, per the innermost ``group_by_stack_n`` stack entries), in
+        first-seen order. (``group_by_input_shapes`` is torch's EventList spelling.)"""
+        if group_by_input_shapes is not None:
+            group_by_input_shape = group_by_input_shapes
+        n = int(group_by_stack_n)
         rows: dict[Any, FunctionEventAvg] = {}
         for ev in self:
-            k = (ev.key, str(ev.input_shapes)) if group_by_input_shape else ev.key
+            k: Any = ev.key
+            if group_by_input_shape:
+                k = (k, str(ev.input_shapes))
+            if n > 0:
+                k = (k, tuple(ev.stack[:n]))
             row = rows.get(k)
             if row is None:
                 row = rows[k] = FunctionEventAvg()
             row.add(ev)
-        return EventList(rows.values(), self.meta)
+            row.stack = list(ev.stack[:n])  # torch keeps the grouped entries only
+        meta = dict(self.meta, group_by_stack_n=n)
+        return EventList(rows.values(), meta)
+
+    def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
+        """Write one ``frame;frame;...;frame value`` line per event with a stack (outermost
+        frame first; spaces and semicolons in frames become ``_``): the input of
+        flamegraph.pl and speedscope, as torch writes it."""
+        from .table import sort_attribute
+        attr = sort_attribute(metric)
+        table = str.maketrans(" ;\t\n", "____")
+        with open(path, "w") as f:
+            for ev in self:
+                value = int(getattr(ev, attr))
+                if ev.stack and value > 0:
+                    frames = ";".join(e.translate(table) for e in reversed(ev.stack))
+                    f.write(f"{frames} {value}\n")
 
     def total_average(self) -> FunctionEventAvg:
         total = FunctionEventAvg()
@@ -215,14 +243,9 @@ def link(events: list[FunctionEvent], base_ns: int, host_recorded: bool) -> list
         if p is not None:
             p.cpu_children.append(ev)
     for ev in events:  # children first: their totals are final when a parent is reached
-        child_spans = set()
-        for c in ev.cpu_children:
-            child_spans.update(c.spans)
-        if ev.spans:
-            ev.device_time_ns = sum(e - s for _n, s, e in ev.spans)
-            ev.kernels = [sp for sp in ev.spans if sp not in child_spans]
-        else:
-            ev.device_time_ns = sum(c.device_time_ns for c in ev.cpu_children)
+        ev.kernels = list(ev.spans)
+        ev.device_time_ns = sum(e - s for _n, s, e in ev.spans) + sum(
+            c.device_time_ns for c in ev.cpu_children)
         ev.cpu_memory_usage = ev.self_cpu_memory_usage + sum(
             c.cpu_memory_usage for c in ev.cpu_children)
         ev.device_memory_usage = ev.self_device_memory_usage + sum(

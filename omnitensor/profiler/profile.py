@@ -30,7 +30,10 @@ class profile:  # noqa: N801 - torch's name
     ``on_trace_ready(prof)``: called when a cycle's trace is ready
     (:func:`tensorboard_trace_handler`). ``record_shapes``: keep each op's input shapes.
     ``profile_memory``: keep the bytes each op allocated (its new result arrays).
-    ``with_stack``, ``with_flops``, ``with_modules`` are refused when true (not recorded).
+    ``with_stack``: keep the Python stack of each op (``key_averages(group_by_stack_n=N)``,
+    :meth:`export_stacks`). ``with_flops``: count the FLOPs of matrix products (linear,
+    convolutions, matmul; forward and backward). ``with_modules``: an event per
+    ``nn.Module`` call (``nn.Module: Linear_0``) holding its ops.
     """
 
     def __init__(self, *, activities: Iterable[ProfilerActivity] | None = None,
@@ -55,18 +58,15 @@ class profile:  # noqa: N801 - torch's name
         if not acts:
             raise ValueError("profile(activities=...): no activity to record; pass "
                              "ProfilerActivity.CPU and/or a device activity")
-        for flag, value in (("with_stack", with_stack), ("with_flops", with_flops),
-                            ("with_modules", with_modules)):
-            if value:
-                raise NotImplementedError(f"omnitensor.profiler.profile({flag}=True) is not "
-                                          f"supported: ops carry no Python stacks, FLOP "
-                                          f"counts or module scopes")
         if schedule is not None and not callable(schedule):
             raise TypeError("profile(schedule=...): expected a callable of the step number "
                             "(omnitensor.profiler.schedule(...))")
         self.activities = acts
         self.record_shapes = bool(record_shapes)
         self.profile_memory = bool(profile_memory)
+        self.with_stack = bool(with_stack)
+        self.with_flops = bool(with_flops)
+        self.with_modules = bool(with_modules)
         self.on_trace_ready = on_trace_ready
         self.schedule = schedule if schedule is not None else default_schedule
         self.record_steps = schedule is not None
@@ -150,7 +150,9 @@ class profile:  # noqa: N801 - torch's name
         if self._session is None:
             s = Session(record_cpu=ProfilerActivity.CPU in self.activities,
                         device_time=bool(self.activities & DEVICE_ACTIVITIES),
-                        record_shapes=self.record_shapes, profile_memory=self.profile_memory)
+                        record_shapes=self.record_shapes, profile_memory=self.profile_memory,
+                        with_stack=self.with_stack, with_flops=self.with_flops,
+                        with_modules=self.with_modules)
             s.install()
             self._session = s
 
@@ -170,7 +172,8 @@ class profile:  # noqa: N801 - torch's name
         self._events = EventList(events, {
             "t0_ns": s.t0_ns, "wall0_ns": s.wall0_ns, "devices": dict(s.devices),
             "record_shapes": self.record_shapes, "profile_memory": self.profile_memory,
-            "metadata": dict(self._metadata)})
+            "with_stack": self.with_stack, "with_flops": self.with_flops,
+            "with_modules": self.with_modules, "metadata": dict(self._metadata)})
 
     # ------------------------------------------------------------------ results
     def events(self) -> EventList:
@@ -182,12 +185,20 @@ class profile:  # noqa: N801 - torch's name
 
     def key_averages(self, group_by_input_shape: bool = False,
                      group_by_stack_n: int = 0) -> EventList:
-        """Events averaged by name (and input shapes with ``group_by_input_shape``)."""
+        """Events averaged by name (and input shapes with ``group_by_input_shape``, the
+        innermost ``group_by_stack_n`` frames of their stacks)."""
         return self.events().key_averages(group_by_input_shape, group_by_stack_n)
 
     def export_chrome_trace(self, path: str) -> None:
         """Write the trace as Chrome trace-event JSON (Perfetto, chrome://tracing)."""
         self.events().export_chrome_trace(path)
+
+    def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
+        """Write the ops' stacks with ``metric`` (``with_stack=True``) for flame graphs."""
+        if not self.with_stack:
+            raise RuntimeError("export_stacks: the profile recorded no stacks; use "
+                               "profile(with_stack=True)")
+        self.events().export_stacks(path, metric)
 
     def add_metadata(self, key: str, value: str) -> None:
         """A top-level entry of the exported trace (torch's add_metadata)."""

@@ -10,10 +10,17 @@ installed, so the hot path pays nothing at all: no flag read, no extra frame. A 
 that first loads while a profiler is set up is instrumented as it loads (the registry's
 load listeners).
 
-Events are named by the primitive (the Array API names of ``backends/base.py``:
-``matmul``, ``add``, ``maximum``, ``sum``...). A primitive that a backend implements by
-calling another of its own primitives shows the inner call nested under it, with self
-times telling them apart (as ``aten::linear`` holds ``aten::addmm`` in torch).
+Events are named by **torch op** (``torch_ops.py``): while a session is installed the
+torch-facing entry points (Tensor methods and operators, the namespace functions,
+``nn.functional``...) open an event named as torch names it (``aten::linear``,
+``aten::add_``), and the primitives that op runs are its own work: their host time is its
+self time, their device time, allocations and FLOPs are its own. A primitive run outside
+any torch-level call (an optimizer's fused update, a backward formula written with core
+functions) is an event of its own, named by torch's name of the primitive
+(``aten::mul``). With ``with_modules``, each ``nn.Module`` call is an event
+``nn.Module: Linear_0`` holding its ops; with ``with_stack``, each op keeps the Python stack
+that called it; with ``with_flops``, matmuls (which every linear and convolution layer
+runs) count ``2*M*N*K`` FLOPs.
 
 Device time: the first primitive recorded on an accelerator asks its backend for a
 ``device_timer`` (an optional hook, ``backends/base.py``), which brackets each primitive on
@@ -30,6 +37,8 @@ from typing import Any
 import numpy as np
 
 from ..backends import registry
+from . import flops as _flops
+from . import torch_ops
 from .events import FunctionEvent
 
 #: Backend methods that are queries or plumbing, not device work: never wrapped.
@@ -58,6 +67,14 @@ def _shape_of(a: Any) -> list:
     return []
 
 
+def _first_device(args: tuple) -> Any:
+    for a in args:
+        dev = getattr(a, "_device", None)
+        if dev is not None:
+            return dev
+    return None
+
+
 def _nbytes(out: Any) -> tuple[int, int]:
     """(host bytes, device bytes) of the arrays ``out`` holds."""
     if isinstance(out, (tuple, list)):
@@ -79,11 +96,17 @@ class Session:
     """One profiler's recording: installed wrappers, open timers and the events."""
 
     def __init__(self, *, record_cpu: bool, device_time: bool, record_shapes: bool,
-                 profile_memory: bool) -> None:
+                 profile_memory: bool, with_stack: bool = False, with_flops: bool = False,
+                 with_modules: bool = False) -> None:
         self.record_cpu = record_cpu
         self.device_time = device_time
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
+        self.with_stack = with_stack
+        self.with_flops = with_flops
+        self.wants_modules = with_modules  # the torch_ops listener's flag
+        self._module_names: dict[int, str] = {}
+        self._module_counts: dict[str, int] = {}
         self.recording = False
         self.events: list[FunctionEvent] = []
         self.t0_ns = _now()
@@ -108,6 +131,7 @@ class Session:
         for be in registry.loaded_backends().values():
             self._wrap_backend(be)
         registry.add_load_listener(self._on_load)
+        torch_ops.add_listener(self)
 
     def _on_load(self, _device_type: str, be: Any) -> None:
         self._wrap_backend(be)
@@ -140,6 +164,7 @@ class Session:
         timers (draining each device) and read every event's device spans."""
         global active
         self.recording = False
+        torch_ops.remove_listener(self)
         registry.remove_load_listener(self._on_load)
         for be, name, prev in reversed(self._installed):
             if prev is _ABSENT:
@@ -153,9 +178,11 @@ class Session:
             if timer is not None:
                 timer.close()
         for ev in self.events:
-            if ev._timer is not None:
-                ev.spans = ev._timer.spans(ev._handle)
-                ev._timer = ev._handle = None
+            if ev._timings:
+                ev.spans = tuple((kname or prim, start, end)
+                                 for timer, handle, prim in ev._timings
+                                 for kname, start, end in timer.spans(handle))
+                ev._timings = []
         self._timers.clear()
 
     # ----------------------------------------------------------------- recording
@@ -205,8 +232,7 @@ class Session:
         self._timers[key] = timer
         return timer
 
-    def run_op(self, be: Any, name: str, fn: Any, args: tuple, kwargs: dict) -> Any:
-        """Run one primitive, timed on the host and (where it has one) the device."""
+    def _where_of(self, be: Any, args: tuple, kwargs: dict) -> tuple:
         index = self._device_index(be, args, kwargs)
         where = self._where.get((id(be), index))
         if where is None:
@@ -214,27 +240,103 @@ class Session:
             device = spec.device_name(index) if spec is not None else f"{be.name}:{index}"
             timer = self._timer(be, index, device) if self.device_time else None
             where = self._where[(id(be), index)] = (device, timer, be.name, index)
+        return where
+
+    def run_op(self, be: Any, name: str, fn: Any, args: tuple, kwargs: dict) -> Any:
+        """Run one primitive, timed on the host and (where it has one) the device, as work
+        of the torch op that called it (or as an event of its own)."""
+        local = self._local
+        if getattr(local, "in_primitive", False):
+            return fn(*args, **kwargs)  # a primitive a backend runs inside another: its part
+        where = self._where_of(be, args, kwargs)
         timer = where[1]
         stack = self._stack()
-        ev = self._new_event(name, "op", where, stack)
-        if self.record_shapes:
-            ev.input_shapes = [_shape_of(a) for a in args]
+        orphan = not (stack and stack[-1].kind == "op")
+        if orphan:
+            owner = self._new_event(torch_ops.torch_name(name), "op", where, stack)
+            if self.record_shapes:
+                owner.input_shapes = [_shape_of(a) for a in args]
+            if self.with_stack:
+                owner.stack = _flops.python_stack()
+        else:
+            owner = stack[-1]
+        if owner.device_type == "cpu" and where[2] != "cpu":
+            owner.device, owner.device_type, owner.device_index = where[0], where[2], where[3]
         token = timer.begin() if timer is not None else None
-        stack.append(ev)
-        ev.start_ns = _now()
+        local.in_primitive = True
+        if orphan:
+            owner.start_ns = _now()
         try:
             out = fn(*args, **kwargs)
         finally:
-            ev.end_ns = _now()
-            if stack and stack[-1] is ev:
-                stack.pop()
+            local.in_primitive = False
+            if orphan:
+                owner.end_ns = _now()
+                self.events.append(owner)
             if timer is not None:
-                ev._timer = timer
-                ev._handle = timer.end(token)
-            self.events.append(ev)
+                owner._timings.append((timer, timer.end(token), name))
         if self.profile_memory and name not in _VIEWS and out is not kwargs.get("out"):
-            ev.self_cpu_memory_usage, ev.self_device_memory_usage = _nbytes(out)
+            host, dev = _nbytes(out)
+            owner.self_cpu_memory_usage += host
+            owner.self_device_memory_usage += dev
+        if self.with_flops and name == "matmul":
+            owner.flops += _flops.matmul_flops(args[0].shape, args[1].shape)
         return out
+
+    # ------------------------------------------------ torch-level calls (torch_ops)
+    def enter(self, name: str, args: tuple, kwargs: dict, kind: str = "op") -> Any:
+        """A torch-level op starts on this thread: its event (None when not recording,
+        or when it is the same op re-entered, as a method calling its function)."""
+        if not self.recording:
+            return None
+        stack = self._stack()
+        if stack and stack[-1].name == name and stack[-1].kind == "op":
+            return None
+        ev = self._new_event(name, kind, _HOST, stack)
+        dev = _first_device(args)
+        if dev is not None:
+            ev.device, ev.device_type, ev.device_index = str(dev), dev.type, dev.index or 0
+        if self.record_shapes:
+            ev.input_shapes = [_shape_of(getattr(a, "_data", a)) for a in args]
+        if self.with_stack:
+            ev.stack = _flops.python_stack()
+        stack.append(ev)
+        ev.start_ns = _now()
+        return ev
+
+    def exit(self, ev: Any, result: Any) -> None:
+        if ev is not None:
+            self._close(ev)
+
+    def module_enter(self, module: Any) -> Any:
+        """An ``nn.Module`` call starts: ``nn.Module: <Class>_<n>`` (n counts the
+        instances of the class in the order this profile first saw them)."""
+        if not self.recording:
+            return None
+        name = self._module_names.get(id(module))
+        if name is None:
+            cls = type(module).__name__
+            n = self._module_counts.get(cls, 0)
+            self._module_counts[cls] = n + 1
+            name = self._module_names[id(module)] = f"nn.Module: {cls}_{n}"
+        stack = self._stack()
+        ev = self._new_event(name, "module", _HOST, stack)
+        stack.append(ev)
+        ev.start_ns = _now()
+        return ev
+
+    def module_exit(self, ev: Any) -> None:
+        if ev is not None:
+            self._close(ev)
+
+    def _close(self, ev: FunctionEvent) -> None:
+        ev.end_ns = _now()
+        stack = self._stack()
+        if stack and stack[-1] is ev:
+            stack.pop()
+        elif ev in stack:  # closed out of order (an exception unwound past it)
+            stack.remove(ev)
+        self.events.append(ev)
 
     def push_user(self, name: str) -> FunctionEvent:
         """Open a ``record_function`` range on this thread."""
@@ -245,11 +347,7 @@ class Session:
         return ev
 
     def pop_user(self, ev: FunctionEvent) -> None:
-        ev.end_ns = _now()
-        stack = self._stack()
-        if ev in stack:  # ranges closed out of order: drop it wherever it is
-            stack.remove(ev)
-        self.events.append(ev)
+        self._close(ev)
 
 
 _ABSENT = object()

@@ -5,15 +5,18 @@ The device columns are named after the device type of the ops that had device ti
 ``Self CUDA`` on CUDA."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 _SORT_KEYS = ("cpu_time", "device_time", "cpu_time_total", "device_time_total",
               "self_cpu_time_total", "self_device_time_total", "cpu_memory_usage",
               "device_memory_usage", "self_cpu_memory_usage", "self_device_memory_usage",
-              "count")
+              "count", "flops")
+_FLOP_UNITS = ("FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs")
 
 
-def _sort_attr(sort_by: str) -> str:
+def sort_attribute(sort_by: str) -> str:
+    """The event attribute a torch sort key (``cuda_time_total``...) names."""
     attr = sort_by.replace("cuda", "device").replace("xpu", "device") \
         .replace("privateuse1", "device")
     if attr not in _SORT_KEYS:
@@ -38,6 +41,20 @@ def format_memory(nbytes: float) -> str:
     return f"{int(nbytes)} B"
 
 
+def _flops_scale(smallest: int) -> tuple[float, str]:
+    """torch's unit for the FLOPs column: the one that shows the smallest count >= 1."""
+    step = max(0, min(int(math.log10(smallest) // 3), len(_FLOP_UNITS) - 1))
+    return 10.0 ** (-3 * step), _FLOP_UNITS[step]
+
+
+def _trim_path(path: str, width: int) -> str:
+    if len(path) > width:
+        path = path[len(path) - width:]
+        if len(path) > 3:
+            path = "..." + path[3:]
+    return path
+
+
 def _percent(part: float, whole: float) -> str:
     return f"{(part / whole if whole else 0.0) * 100:.2f}%"
 
@@ -51,7 +68,7 @@ def build_table(events: Any, *, sort_by: str | None, row_limit: int,
     if top_level_events_only:
         rows = [e for e in rows if getattr(e, "cpu_parent", None) is None]
     if sort_by is not None:
-        attr = _sort_attr(sort_by)
+        attr = sort_attribute(sort_by)
         rows.sort(key=lambda e: getattr(e, attr), reverse=True)
     total_self_cpu = sum(e.self_cpu_time_total for e in events)
     total_self_dev = sum(e.self_device_time_total for e in events
@@ -84,9 +101,21 @@ def build_table(events: Any, *, sort_by: str | None, row_limit: int,
     if has_shapes:
         headers.append("Input Shapes")
         widths.append(shapes_w)
+    raw_flops = [e.flops for e in events if e.flops > 0]
+    if raw_flops:
+        flops_scale, flops_unit = _flops_scale(min(raw_flops))
+        headers.append(f"Total {flops_unit}")
+        widths.append(12)
+    has_stack = any(e.stack for e in rows)
+    src_w = min(75, max((len(f) for e in rows for f in e.stack), default=0) + 4)
+    if has_stack:
+        headers.append("Source Location")
+        widths.append(src_w)
 
     def line(cells: list[str]) -> str:
-        return "".join(f"{c:>{w}}  " for c, w in zip(cells, widths))
+        last = len(headers) - 1 if has_stack else -1  # the source column reads left-aligned
+        return "".join(f"{c:<{w}}  " if i == last else f"{c:>{w}}  "
+                       for i, (c, w) in enumerate(zip(cells, widths)))
 
     sep = "".join("-" * w + "  " for w in widths)
     out = []
@@ -115,7 +144,15 @@ def build_table(events: Any, *, sort_by: str | None, row_limit: int,
         if has_shapes:
             shapes = str(e.input_shapes)
             cells.append(shapes if len(shapes) < shapes_w - 3 else shapes[:shapes_w - 6] + "...")
+        if raw_flops:
+            cells.append(f"{e.flops * flops_scale:8.3f}" if e.flops > 0 else "--")
+        if has_stack:
+            cells.append(_trim_path(e.stack[0], src_w) if e.stack else "")
         out.append(line(cells))
+        if has_stack:  # the further frames on lines of their own, then a blank line
+            blank = [""] * (len(headers) - 1)
+            out += [line(blank + [_trim_path(f, src_w)]) for f in e.stack[1:]]
+            out.append(line(blank + [""]))
     out.append(sep)
     out.append(f"Self CPU time total: {format_time(total_self_cpu)}")
     if has_dev:

@@ -2,7 +2,9 @@
 ``tensorboard_trace_handler``.
 
 Layout, as torch's Kineto traces: host ops are complete events (``"ph": "X"``,
-``"cat": "cpu_op"``; ``record_function`` ranges ``"user_annotation"``) on the process's pid
+``"cat": "cpu_op"``; ``record_function`` ranges ``"user_annotation"``, ``nn.Module`` calls
+``"python_function"``; an op's stack is its ``"Call stack"`` argument, innermost frame
+first, ``;``-separated) on the process's pid
 and each thread's tid; device work is on a track of its own per device (its own pid, named
 after the device, tid 0), ``"cat": "kernel"``, linked to the op that launched it by a flow
 (``"ac2g"``). ``ts``/``dur`` are microseconds from the profiler's start;
@@ -18,6 +20,8 @@ import time
 from typing import Any, Callable
 
 _DEVICE_PID0 = 1_000_000_000  # device tracks: far above any OS pid
+#: event kind -> torch's trace category (module calls are Python functions there)
+_CATEGORY = {"op": "cpu_op", "user": "user_annotation", "module": "python_function"}
 
 
 def trace_dict(events: Any) -> dict:
@@ -41,8 +45,12 @@ def trace_dict(events: Any) -> dict:
                 args["Input Dims"] = ev.input_shapes
             if ev.self_cpu_memory_usage or ev.self_device_memory_usage:
                 args["Bytes"] = ev.self_cpu_memory_usage + ev.self_device_memory_usage
-            out.append({"ph": "X", "cat": "user_annotation" if ev.is_user_annotation
-                        else "cpu_op", "name": ev.trace_name, "pid": pid, "tid": ev.thread,
+            if ev.stack:
+                args["Call stack"] = ";".join(ev.stack)
+            if ev.flops:
+                args["flops"] = ev.flops
+            out.append({"ph": "X", "cat": _CATEGORY[ev.kind], "name": ev.trace_name,
+                        "pid": pid, "tid": ev.thread,
                         "ts": ts, "dur": (ev.end_ns - ev.start_ns) / 1e3, "args": args})
         for kname, s, e in ev.kernels:
             dpid = dev_pid.get(ev.device)
@@ -73,6 +81,9 @@ def trace_dict(events: Any) -> dict:
            "baseTimeNanoseconds": meta.get("wall0_ns", 0),
            "record_shapes": int(bool(meta.get("record_shapes"))),
            "profile_memory": int(bool(meta.get("profile_memory"))),
+           "with_stack": int(bool(meta.get("with_stack"))),
+           "with_flops": int(bool(meta.get("with_flops"))),
+           "with_modules": int(bool(meta.get("with_modules"))),
            "host_name": socket.gethostname(), "traceEvents": out}
     doc.update(meta.get("metadata", {}))
     return doc

@@ -85,6 +85,7 @@ from .core.ops.linalg_torch import (chain_matmul, cholesky, cholesky_inverse, ch
                                     orgqr, ormqr, pca_lowrank, qr, svd, svd_lowrank, symeig,
                                     triangular_solve, vander)
 from .core.ops.linalg_factor import matrix_exp
+from .core.ops.spectral import istft, stft
 from .core.ops.random import (Generator, bernoulli, default_generator, get_rng_state,
                               initial_seed, manual_seed, multinomial, normal, rand, rand_like,
                               randint, randint_like, randn, randn_like, randperm, seed,
@@ -228,6 +229,10 @@ _FROM_AMP = {"is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled"
              "is_autocast_available"}
 # torch.lgamma & co. live in omnitensor.special (written once there)
 _FROM_SPECIAL = {"lgamma": "gammaln", "digamma": "digamma", "erfinv": "erfinv", "i0": "i0"}
+# torch.hann_window & co. live in omnitensor.signal.windows (torch.signal.windows)
+_WINDOWS = {"hann_window", "hamming_window", "blackman_window", "bartlett_window",
+            "kaiser_window"}
+_LAZY.add("signal")
 _LAZY.add("sparse")  # torch.sparse
 
 
@@ -241,6 +246,9 @@ def __getattr__(name: str) -> _Any:
     if name in _FROM_SPECIAL:
         from . import special
         return getattr(special, _FROM_SPECIAL[name])
+    if name in _WINDOWS:
+        from .signal import windows
+        return getattr(windows, name)
     if name == "compile":  # torch.compile: capture and replay (omnitensor/compiler/)
         from .compiler import compile
         return compile

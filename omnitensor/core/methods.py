@@ -424,6 +424,8 @@ def _bind_methods() -> None:
                  "lu_solve", "triangular_solve", "geqrf", "orgqr", "ormqr"):
         setattr(T, name, getattr(linalg_torch, name))
     T.matrix_exp = linalg_factor.matrix_exp
+    from .ops import spectral
+    T.stft, T.istft = spectral.stft, spectral.istft
     T.share_memory_, T.is_shared = _share_memory_, _is_shared  # core/shared_memory.py
     _bind_legacy(T)  # Tensor.type, is_xpu/is_opencl..., data_ptr (core/legacy.py)
 

@@ -112,6 +112,24 @@ class SummaryWriter:
         for k, v in metric_dict.items():
             self._emit(w, summaries.scalar(k, v), global_step, None)
 
+    def add_graph(self, model: Any, input_to_model: Any = None, verbose: bool = False,
+                  use_strict_trace: bool = True) -> None:
+        """The graph of one call of ``model`` on ``input_to_model`` (a tensor or a tuple of
+        them) for TensorBoard's Graphs tab: nodes are the torch ops the call ran, in their
+        module scopes (``graph.py``). ``use_strict_trace`` is accepted (nothing is
+        scripted)."""
+        from tensorboard.compat.proto import event_pb2
+
+        from .graph import graph_def
+        gd = graph_def(model, input_to_model)
+        if verbose:
+            for n in gd.node:
+                print(f"{n.name} = {n.op}({', '.join(n.input)})")
+        if self._closed:
+            raise RuntimeError("SummaryWriter: add_* after close(); create a new writer")
+        self._writer.add_event(event_pb2.Event(wall_time=time.time(),
+                                               graph_def=gd.SerializeToString()))
+
     # ------------------------------------------------------------------ lifetime
     def flush(self) -> None:
         for w in (self._writer, *self._children.values()):

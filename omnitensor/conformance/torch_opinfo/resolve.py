@@ -25,9 +25,10 @@ from .oracle import torch
 
 
 def face() -> Any:
-    """The namespace the ops are resolved in: what ``import torch`` is to a torch script."""
-    import omnitensor
-    return omnitensor
+    """The namespace the ops are resolved in: what ``import torch`` is to a torch script
+    (omnitensor's torch face, with torch's semantics where the Array API differs)."""
+    from ... import torch_face
+    return torch_face
 
 
 def lookup(root: Any, path: str) -> Any:

@@ -308,19 +308,23 @@ class Session:
         if ev is not None:
             self._close(ev)
 
-    def module_enter(self, module: Any) -> Any:
-        """An ``nn.Module`` call starts: ``nn.Module: <Class>_<n>`` (n counts the
+    def module_label(self, module: Any) -> str:
+        """The event name of a call of ``module``: ``nn.Module: <Class>_<n>`` (n counts the
         instances of the class in the order this profile first saw them)."""
-        if not self.recording:
-            return None
         name = self._module_names.get(id(module))
         if name is None:
             cls = type(module).__name__
             n = self._module_counts.get(cls, 0)
             self._module_counts[cls] = n + 1
             name = self._module_names[id(module)] = f"nn.Module: {cls}_{n}"
+        return name
+
+    def module_enter(self, module: Any) -> Any:
+        """An ``nn.Module`` call starts: its event (``module_label``)."""
+        if not self.recording:
+            return None
         stack = self._stack()
-        ev = self._new_event(name, "module", _HOST, stack)
+        ev = self._new_event(self.module_label(module), "module", _HOST, stack)
         stack.append(ev)
         ev.start_ns = _now()
         return ev

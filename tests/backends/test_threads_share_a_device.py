@@ -48,3 +48,29 @@ def test_eager_ops_from_several_threads_match_one_thread(device):
         sys.setswitchinterval(old)
     assert not any(t.is_alive() for t in ts), "a thread hung"
     assert not errors, errors[:5]
+
+
+_READERS = """
+import sys, threading
+import omnitensor as ot
+x = ot.arange(12., device=sys.argv[1]).reshape(3, 4)
+bad = []
+def work():
+    for _ in range(300):
+        if x.cpu().tolist() != [[0., 1., 2., 3.], [4., 5., 6., 7.], [8., 9., 10., 11.]]:
+            bad.append(1)
+ts = [threading.Thread(target=work) for _ in range(3)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+print("BAD", len(bad))
+"""
+
+
+def test_one_tensor_read_to_the_host_from_several_threads(device):
+    # opencl on a host-memory device reads through a mapping: PoCL failed an unmap while
+    # another thread mapped the same buffer, and pyopencl raised that from the mapping's
+    # destructor, aborting the process (in a subprocess: a crash must not take pytest)
+    import subprocess
+    r = subprocess.run([sys.executable, "-c", _READERS, str(device)], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0 and "BAD 0" in r.stdout, (r.returncode, r.stderr[-2000:])

@@ -299,3 +299,24 @@ def test_one_compiled_module_from_four_threads_with_varying_batches(device):
         raise
     assert r.returncode == 0, r.stderr[-3000:]
     assert "BAD []" in r.stdout, r.stdout[-2000:]
+
+
+def test_an_earlier_result_survives_the_next_call(device):
+    # the fused kernel's output was written in place after it (clamp_, then softmax's
+    # division into the same buffer): the planner kept that buffer for the next call
+    # (it is the result's memory), so the next call overwrote the previous result
+    dt = _dt(device)
+
+    def f(x):
+        v = x * x
+        v.clamp_(0, 2)
+        return v.softmax(0)
+    cf = ot.compile(f)
+    for _ in range(3):
+        cf(ot.ones(3, 4, dtype=dt, device=device))
+    a = ot.zeros(3, 4, dtype=dt, device=device)
+    b = ot.full((3, 4), 2.0, dtype=dt, device=device)
+    b[0] = 0
+    r1, r2 = cf(a), cf(b)
+    np.testing.assert_allclose(np.asarray(r1.tolist()), np.asarray(f(a).tolist()), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(r2.tolist()), np.asarray(f(b).tolist()), rtol=1e-6)

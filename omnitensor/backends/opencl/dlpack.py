@@ -16,6 +16,7 @@ to do.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -47,15 +48,34 @@ def device(x: CLArray) -> tuple[int, int]:
     return (K_DL_OPENCL, x.state.index)
 
 
+#: maps and unmaps of buffers, one at a time: PoCL fails an unmap (clEnqueueUnmapMemObject)
+#: while another thread maps or unmaps the same buffer, and pyopencl raises that from the
+#: mapping's destructor, where it aborts the process (``x.cpu()`` of one tensor from three
+#: threads did, within 300 calls)
+_MAP_LOCK = threading.Lock()
+
+
 class _Mapped:
     """A NumPy array interface over mapped memory that keeps the mapping and the buffer
-    alive (the base of the exported array)."""
+    alive (the base of the exported array); it unmaps under :data:`_MAP_LOCK`."""
 
-    __slots__ = ("__array_interface__", "_keep")
+    __slots__ = ("__array_interface__", "_keep", "_map")
 
-    def __init__(self, view: np.ndarray, buffer: Any) -> None:
+    def __init__(self, view: np.ndarray, buffer: Any, memory_map: Any) -> None:
         self.__array_interface__ = view.__array_interface__
         self._keep = (view, buffer)
+        self._map = memory_map
+
+    def __del__(self) -> None:
+        m = self._map
+        if m is None:
+            return
+        self._map = None
+        with _MAP_LOCK:
+            try:
+                m.release()
+            except cl.Error:   # (the context is going away at exit)
+                pass
 
 
 def host_view(x: CLArray) -> np.ndarray:
@@ -74,11 +94,12 @@ def host_view(x: CLArray) -> np.ndarray:
     nbytes = (hi - lo + 1) * isz
     # pyopencl's stubs type the OR of two flags as int, which its binding accepts
     flags: Any = cl.map_flags.READ | cl.map_flags.WRITE
-    mapped, _evt = cl.enqueue_map_buffer(x.state.queue, x.data, flags, lo * isz, (nbytes,),
-                                         np.dtype(np.uint8), is_blocking=True)
+    with _MAP_LOCK:
+        mapped, _evt = cl.enqueue_map_buffer(x.state.queue, x.data, flags, lo * isz,
+                                             (nbytes,), np.dtype(np.uint8), is_blocking=True)
     view = np.ndarray(x.shape, x.dtype, buffer=mapped, offset=(x.offset - lo) * isz,
                       strides=tuple(s * isz for s in x.strides))
-    return np.asarray(_Mapped(view, x.data))
+    return np.asarray(_Mapped(view, x.data, mapped.base))
 
 
 def _norm_device(dl_device: Any) -> tuple[int, int] | None:

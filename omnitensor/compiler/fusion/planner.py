@@ -412,14 +412,33 @@ class Planner:
         return g
 
     # ------------------------------------------------------------------ finish
+    def escaping(self) -> set[int]:
+        """Value ids whose memory the caller sees after a replay: the graph's outputs and
+        state writes, and every earlier Value of the same memory (written in place into,
+        or viewed by, one of those). Their buffers are never reused between calls (a
+        result returned by one call was overwritten by the next call's kernel)."""
+        esc = getattr(self, "_escaping", None)
+        if esc is not None:
+            return esc
+        esc = {v.id for v in getattr(self.graph, "outputs", ())}
+        esc.update(fin.id for _b, fin in getattr(self.graph, "state_writes", ()))
+        for node in reversed(self.nodes):
+            if not any(o.id in esc for o in node.outputs):
+                continue
+            if node.inplace_of is not None:
+                esc.add(node.inplace_of.id)
+            if node.op in _ALIASING and node.args and _is_value(node.args[0]):
+                esc.add(node.args[0].id)
+        self._escaping = esc
+        return esc
+
     def finish(self, g: Group, needed: set[int]) -> Planned:
         stores: list[Store] = []
         outputs: list[tuple[Any, int]] = []
         fresh: list[Any] = []
         nbuf = len(g.args)
         written = {out_vid: (temp, buf) for temp, buf, out_vid in g.writes}
-        escaping = {v.id for v in getattr(self.graph, "outputs", ())}
-        escaping.update(fin.id for _b, fin in getattr(self.graph, "state_writes", ()))
+        escaping = self.escaping()
         by_temp: dict[int, int] = {}  # values sharing a temporary (one memory) share an output
         esc: set[int] = set()
         for vid, (temp, phase) in g.local.items():

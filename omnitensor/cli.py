@@ -8,6 +8,8 @@ import sys
 from typing import Any
 
 from .backends import registry
+from .cli_support import (CLIError, Progress, check_devices, guarded, split_list,
+                          take_debug_flag)
 
 
 def _fmt_bytes(n: float) -> str:
@@ -79,23 +81,11 @@ def info_report() -> str:
     return "\n".join(lines)
 
 
-def demo() -> None:
-    """A short computation on every available device, checked against the cpu result."""
-    import omnitensor as ot
-    ot.manual_seed(0)
-    ref = None
-    for dev in ot.devices():
-        x = ot.randn(256, 256, device=dev)
-        w = ot.randn(256, 64, device=dev, requires_grad=True)
-        loss = ((x @ w).tanh() ** 2).mean()
-        loss.backward()
-        val = loss.item()
-        assert w.grad is not None  # backward() just accumulated it
-        gnorm = w.grad.norm().item()
-        ok = "" if ref is None else ("  (matches cpu)" if abs(val - ref) < 1e-4 * max(1, ref)
-                                     else "  (DIFFERS from cpu!)")
-        ref = val if ref is None else ref
-        print(f"{str(dev):<9} loss {val:.6f}  |grad| {gnorm:.6f}{ok}")
+def demo() -> int:
+    """The same small computation on every device, checked against cpu
+    (``omnitensor/demos/device_demo.py``)."""
+    from .demos.device_demo import main as run
+    return run()
 
 
 def train_digits(argv: list[str]) -> int:
@@ -104,24 +94,50 @@ def train_digits(argv: list[str]) -> int:
     return int(run(argv))
 
 
+EXAMPLES = """examples:
+  omnitensor info                                   backends, devices, what to install
+  omnitensor train-digits --device opencl:0         the digits MLP and CNN on one device
+  omnitensor conformance --device cpu,sycl:0 --op add,matmul,conv2d
+  omnitensor conformance --json cert.json           a certificate of every op, every device
+every error is one line; --debug (anywhere) or OMNITENSOR_DEBUG=1 shows the traceback"""
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="omnitensor", description=__doc__)
+    """Entry point of the ``omnitensor`` command (and ``python -m omnitensor``)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug, argv = take_debug_flag(argv)
+    cmd = next((a for a in argv if not a.startswith("-")), "")
+    return guarded(f"omnitensor {cmd}".strip(), lambda: _dispatch(argv), debug)
+
+
+def _dispatch(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="omnitensor", description=__doc__, epilog=EXAMPLES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (also OMNITENSOR_DEBUG=1)")
     sub = parser.add_subparsers(dest="cmd")
     sub.add_parser("info", help="backends, devices, dtype support")
     sub.add_parser("demo", help="a short demo on every available device")
     conf = sub.add_parser("conformance", help="check every op on a device against NumPy")
-    conf.add_argument("--device", action="append", help="device(s) to check (default: all)")
-    conf.add_argument("--op", action="append", help="only these ops")
+    conf.add_argument("--device", action="append",
+                      help="device(s) to check, repeatable or comma-separated (default: all)")
+    conf.add_argument("--op", action="append",
+                      help="only these ops, repeatable or comma-separated (add,matmul,conv2d)")
+    conf.add_argument("--no-progress", action="store_true",
+                      help="no progress line with the ETA on standard error")
     conf.add_argument("-v", "--verbose", action="store_true")
     conf.add_argument("--consistency", action="store_true",
                       help="also compare float32 results across devices and with float64")
+    conf.add_argument("--torch", action="store_true",
+                      help="compare with PyTorch instead: torch's OpInfo samples (forward, "
+                           "gradients, error inputs; needs torch installed); --op takes "
+                           "OpInfo names (addmm, nn.functional.*)")
     conf.add_argument("--json", metavar="PATH",
                       help="write a machine-readable certificate (versions, devices, per-op "
                            "results) to PATH ('-' for standard output)")
     sub.add_parser("train-digits", add_help=False,
                    help="train an MLP and a CNN on scikit-learn's digits on every device "
                         "(options: omnitensor train-digits --help)")
-    argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "train-digits":
         return train_digits(argv[1:])
     args = parser.parse_args(argv)
@@ -132,8 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout = None  # nothing left to flush at exit
         return 0
     if args.cmd == "demo":
-        demo()
-        return 0
+        return demo()
     if args.cmd == "conformance":
         return conformance(args)
     return 2
@@ -142,27 +157,22 @@ def main(argv: list[str] | None = None) -> int:
 def conformance(args: argparse.Namespace) -> int:
     """``omnitensor conformance``: the op table on each device (exit 1 on a failure, 2 on a
     bad argument), optionally the consistency table and a JSON certificate."""
-    import omnitensor as ot
     from .conformance import run
-    from .errors import OmnitensorError
-    found = [str(d) for d in ot.devices()]
-    devs = []
-    for name in args.device or found:
-        try:
-            dev = str(ot.device(name))
-        except (OmnitensorError, ValueError, TypeError) as e:
-            print(f"omnitensor conformance: bad --device {name!r}: {e}", file=sys.stderr)
-            return 2
-        if dev not in found:
-            print(f"omnitensor conformance: this machine has no device {dev}; found "
-                  f"{', '.join(found)} (`omnitensor info` says why a backend is absent)",
-                  file=sys.stderr)
-            return 2
-        devs.append(dev)
+    from .conformance.runner import pair_count
+    args.op = split_list(args.op)
+    devs = check_devices(args.device)
+    if args.torch:
+        return _torch_conformance(args, devs)
+    try:
+        total = pair_count(args.op) * len(devs)
+    except ValueError as e:  # an unknown --op
+        raise CLIError(str(e)) from None
+    bar = None if args.no_progress else Progress(total, "conformance", every=50)
+    progress = None if bar is None else (lambda dev, op, dt: bar.step(f"{dev} {op} {dt}"))
     try:
         if args.json:
             from .conformance.certificate import build, write
-            cert = build(devs, args.op, consistency=args.consistency)
+            cert = build(devs, args.op, consistency=args.consistency, progress=progress)
             write(cert, args.json)
             failures = sum(e["failed"] for e in cert["devices"])
             if args.json != "-":
@@ -171,10 +181,10 @@ def conformance(args: argparse.Namespace) -> int:
                           f"match NumPy, {rec['skipped']} skipped")
                 print(f"certificate written to {args.json}")
         else:
-            failures = sum(run(d, args.op, args.verbose) for d in devs)
-    except ValueError as e:  # an unknown --op
-        print(f"omnitensor conformance: {e}", file=sys.stderr)
-        return 2
+            failures = sum(run(d, args.op, args.verbose, progress) for d in devs)
+    finally:
+        if bar is not None:
+            bar.close()
     if args.consistency and not args.json:
         from .conformance.consistency import format_table, measure
         print(format_table(measure(devs)))
@@ -182,6 +192,32 @@ def conformance(args: argparse.Namespace) -> int:
         from .conformance.consistency import format_table
         print(format_table(cert["consistency"]))
     return 1 if failures else 0
+
+
+def _torch_conformance(args: argparse.Namespace, devs: list[str]) -> int:
+    """``omnitensor conformance --torch``: torch's OpInfo checks on each device, the
+    figures table, the failing checks, and optionally the certificate (exit 1 on a
+    failure, 2 without torch or on a bad --op)."""
+    from .conformance.certificate import build_torch, write
+    from .conformance.torch_opinfo import TorchUnavailable, print_check, table
+
+    def show(r: Any) -> None:
+        print_check(r, bool(args.verbose))
+    try:
+        cert = build_torch(devs, args.op, progress=None if args.json == "-" else show)
+    except TorchUnavailable as e:
+        print(f"omnitensor conformance --torch: {e}", file=sys.stderr)
+        return 2
+    except ValueError as e:  # an --op that matches no OpInfo
+        print(f"omnitensor conformance --torch: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        write(cert, args.json)
+    if args.json != "-":
+        print(table(cert["torch_opinfo"]["figures"]))
+        if args.json:
+            print(f"certificate written to {args.json}")
+    return 0 if cert["passed"] else 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,9 +1,10 @@
 """The cross-vendor op suite: each case is an omnitensor call and its NumPy reference.
 
-The same table drives the test suite (``tests/core/test_conformance.py``) and the
-``omnitensor conformance`` command users run to certify a device. References are computed
-in float64 (complex128) on the host; results are compared with the tolerance of the
-result dtype (``omnitensor.testing.TOLERANCES``).
+The elementwise and reduction rows are here, the matmul, convolution and ``nn.functional``
+rows in ``nn_cases.py``; ``table.py`` joins them. The same table drives the test suite
+(``tests/core/test_conformance.py``) and the ``omnitensor conformance`` command users run
+to certify a device. References are computed in float64 (complex128) on the host; results
+are compared with the tolerance of the result dtype (``omnitensor.testing.TOLERANCES``).
 """
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ class Case:
     nonzero_rhs: bool = False        # integer divisors must not be 0
     rtol_scale: float = 1.0          # looser tolerance for ill-conditioned functions
     shapes: tuple = field(default_factory=lambda: ((), (0,), (7,), (3, 4), (2, 3, 4)))
+    #: instead of ``shapes``: ``(label, operands, keywords)`` triples (``nn_cases.py``)
+    variants: tuple = ()
 
 
 def _u(name: str, ref: Callable, dtypes: tuple, **kw: Any) -> Case:
@@ -173,10 +176,6 @@ REDUCTIONS = [
          call=lambda ot, x: ot.linalg.vector_norm(x, axis=-1)),
 ]
 
-ALL_CASES: list[Case] = UNARY + BINARY + REDUCTIONS
-CASES_BY_NAME = {c.name: c for c in ALL_CASES}
-
-
 # ------------------------------------------------------------------------- inputs
 def make_input(case: Case, dtype: str, shape: tuple, seed: int, rhs: bool = False) -> np.ndarray:
     """Deterministic input of ``dtype`` and ``shape`` inside the case's domain."""
@@ -210,17 +209,19 @@ def make_input(case: Case, dtype: str, shape: tuple, seed: int, rhs: bool = Fals
     return arr.reshape(shape)
 
 
-def reference(case: Case, arrays: list[np.ndarray], out_dtype: np.dtype) -> np.ndarray:
-    """The NumPy result in float64/complex128 (exact dtype for integer results)."""
+def reference(case: Case, arrays: list[np.ndarray | None], out_dtype: np.dtype,
+              keywords: dict[str, Any] | None = None) -> np.ndarray:
+    """The NumPy result in float64/complex128 (exact dtype for integer results); an absent
+    optional operand (None) stays None."""
     import warnings
-    hi = []
+    hi: list[np.ndarray | None] = []
     for a in arrays:
-        k = a.dtype.kind
-        hi.append(a.astype(np.complex128) if k == "c" else
-                  a.astype(np.float64) if k == "f" else a)
+        k = None if a is None else a.dtype.kind
+        hi.append(a.astype(np.complex128) if k == "c" and a is not None else
+                  a.astype(np.float64) if k == "f" and a is not None else a)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = np.asarray(case.ref(*hi))
+        r = np.asarray(case.ref(*hi, **(keywords or {})))
     if out_dtype.kind in "biu":
         return r.astype(out_dtype)
     return r

@@ -41,9 +41,10 @@ def _jsonable(obj: Any) -> Any:
 
 
 def build(devices: list[Any], names: list[str] | None = None,
-          consistency: bool = False) -> dict[str, Any]:
+          consistency: bool = False, progress: Any = None) -> dict[str, Any]:
     """The certificate for ``devices``: versions, each device's description and its
-    per-op results, and optionally the cross-device consistency report."""
+    per-op results, and optionally the cross-device consistency report (``progress``:
+    see :func:`~omnitensor.conformance.runner.evaluate`)."""
     import omnitensor as ot
     from .runner import evaluate
     cert: dict[str, Any] = {
@@ -55,12 +56,32 @@ def build(devices: list[Any], names: list[str] | None = None,
     for d in devices:
         dev = ot.device(d)
         entry = {"device": str(dev), "info": dev.info()}
-        entry.update(evaluate(dev, names))
+        entry.update(evaluate(dev, names, progress=progress))
         cert["devices"].append(entry)
     cert["passed"] = all(e["failed"] == 0 for e in cert["devices"])
     if consistency:
         from .consistency import measure
         cert["consistency"] = measure(devices)
+    return _jsonable(cert)
+
+
+def build_torch(devices: list[Any], patterns: list[str] | None = None,
+                progress: Any = None) -> dict[str, Any]:
+    """The certificate of torch's OpInfo checks (``omnitensor conformance --torch``):
+    versions, each device's figures, every failing sample and every check's status."""
+    import omnitensor as ot
+    from .torch_opinfo import as_json, evaluate
+    results = evaluate([str(ot.device(d)) for d in devices], patterns, progress=progress)
+    body = as_json(results)
+    cert: dict[str, Any] = {
+        "format": "omnitensor-conformance/1",
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "versions": versions(),
+        "devices": [{"device": str(ot.device(d)), "info": ot.device(d).info()}
+                    for d in devices],
+        "torch_opinfo": body,
+        "passed": not body["failures"],
+    }
     return _jsonable(cert)
 
 

@@ -13,28 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
-from . import (KINDS, CheckResult, TorchUnavailable, as_json, figures, gap_lines,
-               run_checks, select, table)
-
-
-def _print(r: CheckResult, samples: bool) -> None:
-    if r.status in ("skip", "missing"):
-        if samples:
-            print(f"{r.status:<7} {r.op} {r.kind} {r.dtype} {r.device}: {r.reason}")
-        return
-    if r.status == "pass" and not samples:
-        return
-    n = r.count("pass") + r.count("fail")
-    print(f"{r.status.upper():<7} {r.op} {r.kind} {r.dtype} {r.device}: "
-          f"{r.count('pass')}/{n} samples pass ({r.seconds:.2f} s)")
-    for s in r.samples:
-        if samples or s.status == "fail":
-            tail = f"{s.cause}: {s.message}" if s.status == "fail" else s.message
-            print(f"    [{s.index}] {s.status:<4} {s.sample}")
-            if tail:
-                print(f"           {tail}")
+from . import KINDS, TorchUnavailable, as_json, evaluate, figures, gap_lines, print_check, table
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -51,17 +31,6 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def evaluate(devices: list[str], patterns: list[str] | None = None,
-             kinds: tuple[str, ...] = KINDS, dtypes: tuple[str, ...] | None = None,
-             progress: Any = None) -> list[CheckResult]:
-    """Every check of the selected OpInfos on each device."""
-    ops = select(patterns)
-    out: list[CheckResult] = []
-    for dev in devices:
-        out.extend(run_checks(ops, dev, kinds, dtypes, progress))
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     import omnitensor as ot
@@ -70,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         samples = bool(args.verbose or args.op)
         results = evaluate(devices, args.op, tuple(args.kind or KINDS),
                            tuple(args.dtype) if args.dtype else None,
-                           lambda r: _print(r, samples))
+                           lambda r: print_check(r, samples))
     except TorchUnavailable as e:
         print(f"torch_opinfo: {e}", file=sys.stderr)
         return 2

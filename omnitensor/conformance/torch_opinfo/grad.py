@@ -16,7 +16,7 @@ import numpy as np
 
 from .compare import Options, compare
 from .convert import Arr, Converter, Unconvertible, canon, tensors_in, to_float64
-from .driver import (SampleResult, _call, _describe, _err, _parts, _samples, classify, pick,
+from .driver import (SampleResult, _call, _describe, _err, _parts, classify, samples,
                      values_defined)
 from .oracle import torch
 from .resolve import face, for_face
@@ -163,17 +163,14 @@ def grad_sample(op: Any, fn: Callable[..., Any], sample: Any, device: str,
 
 def grad_samples(op: Any, fn: Callable[..., Any], device: str,
                  dtype: str) -> Iterator[SampleResult]:
-    for i, s in enumerate(_samples(op, dtype, True)):
+    for i, s in enumerate(samples(op, "grad", dtype)):
         yield grad_sample(op, fn, s, device, i)
 
 
 def error_samples(op: Any, fn: Callable[..., Any], device: str) -> Iterator[SampleResult]:
     """torch's error inputs: where torch raises, the face must raise too."""
     ns = face()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        inputs = pick(op.error_inputs("cpu"))
-    for i, ei in enumerate(inputs):
+    for i, ei in enumerate(samples(op, "errors", "-")):
         sample = ei.sample_input
         desc = _describe(sample)
         try:

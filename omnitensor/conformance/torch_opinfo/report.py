@@ -13,8 +13,8 @@ import collections
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .driver import CheckResult, check
-from .oracle import forward_dtypes, grad_dtype, opinfo_key
+from .driver import KINDS, CheckResult, check
+from .oracle import forward_dtypes, grad_dtype, opinfo_key, select
 
 GapKey = tuple[str, str, str, str]
 
@@ -46,6 +46,37 @@ def run_checks(ops: list[Any], device: str, kinds: tuple[str, ...] = ("forward",
         if progress is not None:
             progress(res)
     return out
+
+
+def evaluate(devices: list[str], patterns: list[str] | None = None,
+             kinds: tuple[str, ...] = KINDS, dtypes: tuple[str, ...] | None = None,
+             progress: Any = None) -> list[CheckResult]:
+    """Every check of the selected OpInfos on each device."""
+    ops = select(patterns)
+    out: list[CheckResult] = []
+    for dev in devices:
+        out.extend(run_checks(ops, dev, kinds, dtypes, progress))
+    return out
+
+
+def print_check(r: CheckResult, samples: bool) -> None:
+    """Print a check: a failing one with its failing samples; with ``samples``, every check
+    and every sample."""
+    if r.status in ("skip", "missing"):
+        if samples:
+            print(f"{r.status:<7} {r.op} {r.kind} {r.dtype} {r.device}: {r.reason}")
+        return
+    if r.status == "pass" and not samples:
+        return
+    n = r.count("pass") + r.count("fail")
+    print(f"{r.status.upper():<7} {r.op} {r.kind} {r.dtype} {r.device}: "
+          f"{r.count('pass')}/{n} samples pass ({r.seconds:.2f} s)")
+    for s in r.samples:
+        if samples or s.status == "fail":
+            tail = f"{s.cause}: {s.message}" if s.status == "fail" else s.message
+            print(f"    [{s.index}] {s.status:<4} {s.sample}")
+            if tail:
+                print(f"           {tail}")
 
 
 def figures(results: list[CheckResult]) -> dict[str, Any]:
@@ -143,5 +174,9 @@ def as_json(results: list[CheckResult]) -> dict[str, Any]:
                            "sample": s.sample} for s in r.failures()]}
              for r in results if r.status == "fail"]
     missing = sorted({(r.op, r.reason) for r in results if r.status == "missing"})
+    checks = [{"op": r.op, "kind": r.kind, "device": r.device, "dtype": r.dtype,
+               "status": r.status, "passed": r.count("pass"),
+               "run": r.count("pass") + r.count("fail"), "seconds": r.seconds}
+              for r in results]
     return {"figures": figures(results), "failures": fails,
-            "missing": [{"op": op, "reason": why} for op, why in missing]}
+            "missing": [{"op": op, "reason": why} for op, why in missing], "checks": checks}

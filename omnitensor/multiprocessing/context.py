@@ -12,8 +12,8 @@ comes before any path entry); a ``fork`` child inherits the alias and needs noth
 
 :class:`Process` and the contexts of :func:`get_context` do this at ``start()``; so does
 everything built on them here (``Pool``, ``spawn``). Code that uses the standard library's
-``multiprocessing`` directly under ``as_torch`` gets it when ``as_torch`` calls
-:func:`alias_for_children` for it (see ``docs/tools.md``).
+``multiprocessing`` directly under ``as_torch`` gets it after
+:func:`carry_alias_in_stdlib_processes` (for ``as_torch.install()`` to call).
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ import contextlib
 import multiprocessing
 import multiprocessing.context as _mpc
 import multiprocessing.pool
+import multiprocessing.process as _mpp
 import os
 import shutil
 import sys
@@ -29,7 +30,8 @@ import tempfile
 import threading
 from typing import Any, Callable, Iterable, Iterator
 
-__all__ = ["Process", "get_context", "alias_for_children", "Pool"]
+__all__ = ["Process", "get_context", "alias_for_children", "Pool",
+           "carry_alias_in_stdlib_processes"]
 
 _SHIM = ("import importlib, sys\n"
          "import omnitensor.as_torch\n"
@@ -37,7 +39,7 @@ _SHIM = ("import importlib, sys\n"
          "del sys.modules[__name__]\n"
          "sys.modules[__name__] = importlib.import_module(__name__)  # through the alias\n")
 _MARK = "omnitensor-torch-alias-"
-_lock = threading.Lock()
+_lock = threading.RLock()  # re-entered when a patched stdlib start runs inside ours
 _shim_dir: str | None = None
 
 
@@ -82,6 +84,24 @@ def alias_for_children(start_method: str | None = None) -> Iterator[None]:
         finally:
             if added and d in sys.path:
                 sys.path.remove(d)
+
+
+def carry_alias_in_stdlib_processes() -> None:
+    """Make every ``multiprocessing`` process (the standard library's too) start under
+    :func:`alias_for_children`: for ``as_torch.install()``, so scripts that use
+    ``multiprocessing`` itself, or libraries that do, get the alias in their children.
+    Idempotent; a no-op for children while ``OMNITENSOR_AS_TORCH`` is unset."""
+    base = _mpp.BaseProcess
+    if getattr(base.start, "__omnitensor_alias__", False):
+        return
+    plain_start = base.start
+
+    def start(self: Any) -> None:
+        with alias_for_children(getattr(self, "_start_method", None)):
+            plain_start(self)
+    start.__omnitensor_alias__ = True  # type: ignore[attr-defined]
+    start.__wrapped__ = plain_start  # type: ignore[attr-defined]
+    base.start = start  # type: ignore[method-assign]
 
 
 class _AliasAware:

@@ -265,3 +265,27 @@ def test_ddp_tutorial_spawn_under_the_launcher(tmp_path):
 
 def test_shared_memory_strategy_state_is_core_state():
     assert mp.get_sharing_strategy is shared_memory.get_sharing_strategy
+
+
+def test_stdlib_processes_carry_the_alias_once_hooked(tmp_path):
+    script = tmp_path / "stdlib_spawn.py"
+    script.write_text(
+        "import multiprocessing, sys\n"
+        "import torch\n"
+        "from omnitensor.multiprocessing.context import carry_alias_in_stdlib_processes\n"
+        "def child(q):\n"
+        "    import torch.nn\n"
+        "    q.put((torch.__name__, torch.nn.__name__))\n"
+        "if __name__ == '__main__':\n"
+        "    carry_alias_in_stdlib_processes()\n"
+        "    carry_alias_in_stdlib_processes()  # idempotent\n"
+        "    ctx = multiprocessing.get_context('spawn')\n"
+        "    q = ctx.Queue()\n"
+        "    p = ctx.Process(target=child, args=(q,))\n"
+        "    p.start(); print(*q.get(timeout=120)); p.join()\n"
+        "    sys.exit(p.exitcode)\n")
+    out = subprocess.run([sys.executable, "-m", "omnitensor.as_torch", str(script)],
+                         capture_output=True, text=True, timeout=300, env=_env(),
+                         cwd=str(tmp_path))
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["omnitensor.torch_face", "omnitensor.nn"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -61,10 +62,10 @@ def _calls(ot: Any, case: Case, dtype: str,
 
     if case.variants:
         for n, (label, specs, kw) in enumerate(case.variants):
-            yield label, lambda n=n, specs=specs, kw=kw: variant(n, specs, kw)
+            yield label, partial(variant, n, specs, kw)
         return
     for label, specs in layouts(case):
-        yield label, lambda specs=specs: shaped(specs)
+        yield label, partial(shaped, specs)
 
 
 def check_case(case: Case, dtype: str, device: Any) -> list[str]:

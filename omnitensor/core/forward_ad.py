@@ -31,6 +31,7 @@ the reverse graph, and leaving the level restores the tensor.
 """
 from __future__ import annotations
 
+import itertools
 import threading
 import weakref
 from typing import Any, Iterator
@@ -44,7 +45,8 @@ from .tensor import Tensor
 
 __all__ = ["FORWARD_ONLY", "enter_level", "exit_level", "tangent_of", "set_tangent",
            "make_dual", "unpack_dual", "hidden_from", "visible_levels", "carries_tangents",
-           "prepare_outputs", "record_tangents", "on_view", "after_inplace"]
+           "prepare_outputs", "record_tangents", "on_view", "after_inplace", "alias_tangents",
+           "detach_reverse", "reverse_leaf", "check_level"]
 
 
 def _no_backward(node: Node, *grads: Any) -> tuple:
@@ -59,19 +61,22 @@ class _Tracked(threading.local):
     """Per level, the tensors given a tangent at it (weakly): exit_level clears them."""
 
     def __init__(self) -> None:
-        self.by_level: dict[int, weakref.WeakSet] = {}
+        # by id: a WeakSet would compare tensors with ==, which is elementwise
+        self.by_level: dict[int, weakref.WeakValueDictionary] = {}
 
 
 _tracked = _Tracked()
+#: level ids are never reused, so a tangent left on a tensor that outlived its level (a
+#: saved alias in a graph kept after the level ended) can never be taken for a new level's
+_level_ids = itertools.count()
 
 
 # ----------------------------------------------------------------------------- levels
 def enter_level() -> int:
     """Open a new (innermost) dual level on this thread and return it."""
-    levels = _mode.fw_levels
-    level = levels[-1] + 1 if levels else 0
-    _mode.fw_levels = levels + (level,)
-    _tracked.by_level[level] = weakref.WeakSet()
+    level = next(_level_ids)
+    _mode.fw_levels = _mode.fw_levels + (level,)
+    _tracked.by_level[level] = weakref.WeakValueDictionary()
     _mode.refresh_forward()
     return level
 
@@ -89,7 +94,8 @@ def exit_level(level: int | None = None) -> None:
     level = levels[-1]
     _mode.fw_levels = levels[:-1]
     _mode.refresh_forward()
-    for t in list(_tracked.by_level.pop(level, ())):
+    tracked = _tracked.by_level.pop(level, None)
+    for t in list(tracked.values()) if tracked is not None else ():
         fw = t.__dict__.get("_fw")
         if fw is None:
             continue
@@ -130,6 +136,7 @@ def hidden_from(level: int, grad: bool | None = None) -> Iterator[None]:
 
 
 def visible_levels() -> list[int]:
+    """The active levels not hidden by the ceiling, outermost first."""
     ceiling = _mode.fw_ceiling
     return [lv for lv in _mode.fw_levels if lv < ceiling]
 
@@ -151,7 +158,7 @@ def set_tangent(t: Tensor, level: int, tangent: Tensor) -> None:
     fw[level] = tangent
     tracked = _tracked.by_level.get(level)
     if tracked is not None:
-        tracked.add(t)
+        tracked[id(t)] = t
     if not t.requires_grad:
         t.requires_grad = True
         t.grad_fn = FORWARD_ONLY
@@ -159,13 +166,13 @@ def set_tangent(t: Tensor, level: int, tangent: Tensor) -> None:
 
 def carries_tangents(inputs: Any) -> bool:
     """Whether some tensor of ``inputs`` has a tangent at a visible level."""
-    ceiling = _mode.fw_ceiling
+    ceiling, levels = _mode.fw_ceiling, _mode.fw_levels
     for t in inputs:
         if isinstance(t, Tensor):
             fw = t.__dict__.get("_fw")
             if fw:
                 for lv in fw:
-                    if lv < ceiling:
+                    if lv < ceiling and lv in levels:
                         return True
     return False
 
@@ -329,9 +336,9 @@ def on_view(x: Tensor, out: Tensor, replay: Any) -> None:
     fw = x.__dict__.get("_fw")
     if not fw:
         return
-    ceiling = _mode.fw_ceiling
+    ceiling, levels = _mode.fw_ceiling, _mode.fw_levels
     for level, t in list(fw.items()):
-        if level < ceiling:
+        if level < ceiling and level in levels:
             with hidden_from(level):
                 vt = replay(t)
             set_tangent(out, level, vt)
@@ -377,8 +384,28 @@ def _new_tangent_storage(x: Tensor, level: int) -> Tensor | None:
 
 def alias_tangents(src: Tensor, dst: Tensor) -> None:
     """``dst``, a new Tensor object standing for ``src`` (in-place bookkeeping), gets
-    src's tangents."""
+    src's tangents at the active levels."""
     fw = src.__dict__.get("_fw")
     if fw:
-        dst.__dict__["_fw"] = dict(fw)
-        _keep_marker(dst)
+        levels = _mode.fw_levels
+        for level, t in list(fw.items()):
+            if level in levels:
+                set_tangent(dst, level, t)
+
+
+def detach_reverse(t: Any) -> Any:
+    """``t`` outside the reverse graph, keeping its tangents (``detach()`` drops both)."""
+    if not isinstance(t, Tensor) or not _in_reverse(t):
+        return t
+    a = t._alias()
+    alias_tangents(t, a)
+    return a
+
+
+def reverse_leaf(t: Tensor) -> Tensor:
+    """A new leaf that requires grad, with ``t``'s values and tangents: what a reverse-mode
+    transform differentiates with respect to."""
+    a = t._alias()
+    a.requires_grad = True
+    alias_tangents(t, a)
+    return a

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes as _dt
+from .grad_mode import _mode
 
 _THRESHOLD = 1000
 _EDGEITEMS = 3
@@ -113,9 +114,9 @@ def tensor_repr(t: Any) -> str:
         body = _format_array(arr)
     if t._dtype not in default_dtype or t.numel() == 0 and t._dtype is not _dt.get_default_dtype():
         extras.append(f"dtype=omnitensor.{t._dtype.name}")
-    fw = t.__dict__.get("_fw")
+    fw = [lv for lv in t.__dict__.get("_fw", ()) if lv in _mode.fw_levels]
     if fw:  # forward-AD tangents, as torch prints them (the innermost level's)
-        extras.append("tangent=" + tensor_repr(fw[max(fw)]))
+        extras.append("tangent=" + tensor_repr(t.__dict__["_fw"][max(fw)]))
     if t.grad_fn is not None:
         if not t.grad_fn._fw_only:
             extras.append(f"grad_fn=<{t.grad_fn.name()}>")

@@ -95,3 +95,32 @@ def test_gammainc_gradients(device):
     h = 1e-6 * a
     fd = (sc.gammainc(a + h, x) - sc.gammainc(a - h, x)) / (2 * h)
     np.testing.assert_allclose(ta.grad.cpu().numpy(), fd, rtol=1e-7)
+
+
+def test_xlogy_gradients_match_torch_at_zero(device):
+    """d/dx x log y is log y also at x = 0 (torch), and the masked lanes (x = 0 with y = 0
+    or inf) answer 0, not NaN."""
+    x = [0.0, 0.0, 1.0, 2.0]
+    for ours, theirs, y in ((S.xlogy, torch.special.xlogy, [0.2, 0.0, 3.0, 0.5]),
+                            (S.xlog1py, torch.special.xlog1py, [0.2, -1.0, 3.0, -0.5])):
+        ox = ot.tensor(x, dtype=ot.float64, device=device, requires_grad=True)
+        tx = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+        out = ours(ox, ot.tensor(y, dtype=ot.float64, device=device))
+        want = theirs(tx, torch.tensor(y, dtype=torch.float64))
+        np.testing.assert_allclose(out.detach().cpu().numpy(), want.detach().numpy())
+        out.sum().backward()
+        want.sum().backward()
+        np.testing.assert_allclose(ox.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-12)
+
+
+def test_gammainc_a_gradient_at_integer_a(device):
+    """At integer a the continued fraction's value ends (a coefficient is 0) but its
+    a-derivative does not: the derivative must still converge."""
+    sc = pytest.importorskip("scipy.special")
+    a = np.array([1.0, 2.0, 3.0, 1.0])
+    x = np.array([2.56, 5.1, 7.7, 1.5])
+    ta = ot.tensor(a, device=device, requires_grad=True)
+    S.gammainc(ta, ot.tensor(x, device=device)).sum().backward()
+    h = 1e-6
+    fd = (sc.gammainc(a + h, x) - sc.gammainc(a - h, x)) / (2 * h)
+    np.testing.assert_allclose(ta.grad.cpu().numpy(), fd, rtol=1e-7)

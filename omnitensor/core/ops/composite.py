@@ -117,9 +117,17 @@ def logit(x: Tensor, eps: float | None = None) -> Tensor:
 
 @via_compute
 def xlogy(x: Any, y: Any) -> Tensor:
-    """``x * log(y)``, 0 where x == 0 (torch)."""
-    prod = x * (y.log() if isinstance(y, Tensor) else math.log(y))
-    return where(x == 0, 0, prod) if isinstance(x, Tensor) else prod
+    """``x * log(y)``, 0 where x == 0 unless y is NaN (torch). Its x-gradient is log(y)
+    also at x == 0 (torch's), so the masked lanes (x == 0 with y <= 0 or inf, where the
+    product would be NaN) take y = 1 instead of a ``where`` over the product."""
+    if isinstance(y, Tensor):
+        safe = where((x == 0) & ((y <= 0) | (y == math.inf)), 1, y)
+        return x * safe.log()
+    log_y = math.log(y) if 0 < y < math.inf else (-math.inf if y == 0 else
+                                                   math.inf if y == math.inf else math.nan)
+    prod = x * log_y
+    return where(x == 0, 0, prod) if isinstance(x, Tensor) and not 0 < y < math.inf \
+        else prod
 
 
 @via_compute

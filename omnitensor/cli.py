@@ -166,7 +166,7 @@ def conformance(args: argparse.Namespace) -> int:
     try:
         total = pair_count(args.op) * len(devs)
     except ValueError as e:  # an unknown --op
-        raise CLIError(str(e)) from None
+        raise CLIError(str(e).removeprefix("conformance: ")) from None
     bar = None if args.no_progress else Progress(total, "conformance", every=50)
     progress = None if bar is None else (lambda dev, op, dt: bar.step(f"{dev} {op} {dt}"))
     try:

@@ -12,14 +12,15 @@ from ._probs_logits import ProbsOrLogits
 from ._samplers import poisson
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import lazy_property
+from .utils import _softplus, lazy_property
 
 __all__ = ["NegativeBinomial"]
 
 
 def _logsigmoid(x: Tensor) -> Tensor:
-    from ..nn.functional import logsigmoid
-    return logsigmoid(x)
+    # -softplus(-x) through logaddexp: nn.functional.logsigmoid's gradient at 0 is 1, not
+    # 1/2 (its |x| and clamp kinks meet there)
+    return -_softplus(-x)
 
 
 class NegativeBinomial(ProbsOrLogits, Distribution):

@@ -76,8 +76,7 @@ class StickBreakingTransform(_Stateless):
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         # log dy_k/dx_k = log y_k + log(1 - z_k), and log(1 - sigmoid(u)) = -u + log sigmoid(u)
         u = x - _stick_offsets(x)
-        from ...nn.functional import logsigmoid
-        return (-u + logsigmoid(u) + y[..., :-1].log()).sum(-1)
+        return (-u - _softplus(-u) + y[..., :-1].log()).sum(-1)
 
     def forward_shape(self, shape: Any) -> Any:
         _need_dims(shape, 1)

@@ -224,7 +224,7 @@ class Distribution:
             return
         if not bool(support.check(value).all()):
             raise ValueError(f"Expected value argument ({type(value).__name__} of shape "
-                             f"{Size(shape)}) to be within the support ({support!r}) of the "
+                             f"{shape}) to be within the support ({support!r}) of the "
                              f"distribution {self!r}, but found invalid values:\n{value}")
 
     def __repr__(self) -> str:

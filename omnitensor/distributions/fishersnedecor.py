@@ -23,8 +23,9 @@ class FisherSnedecor(Distribution):
 
     def __init__(self, df1: Any, df2: Any, validate_args: bool | None = None) -> None:
         self.df1, self.df2 = broadcast_all(df1, df2)
-        self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
-        self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
+        # validate_args reaches the inner Gammas too (torch 2.13 validates them regardless)
+        self._gamma1 = Gamma(self.df1 * 0.5, self.df1, validate_args=validate_args)
+        self._gamma2 = Gamma(self.df2 * 0.5, self.df2, validate_args=validate_args)
         super().__init__(self.df1.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> "FisherSnedecor":

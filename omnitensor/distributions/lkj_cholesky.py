@@ -23,7 +23,7 @@ class LKJCholesky(Distribution):
     """The LKJ distribution over Cholesky factors of ``dim x dim`` correlation matrices,
     density proportional to ``det(L L^T)^(concentration - 1)``. Sampled by the onion
     method (Lewandowski, Kurowicka and Joe, 2009): row ``i >= 1`` takes squared length
-    ``y_i ~ Beta(i - 1/2, concentration + (dim - 1 - i)/2)`` off the diagonal, in a
+    ``y_i ~ Beta(i/2, concentration + (dim - 1 - i)/2)`` off the diagonal, in a
     uniformly random direction, and the diagonal takes the rest of the unit norm."""
     arg_constraints = {"concentration": constraints.positive}
     support = constraints.corr_cholesky
@@ -39,7 +39,10 @@ class LKJCholesky(Distribution):
         c = self.concentration
         offset = arange(dim - 1, dtype=c.dtype, device=c.device)
         offset = cat([zeros((1,), dtype=c.dtype, device=c.device), offset])
-        self._beta = Beta(offset + 0.5, marginal.unsqueeze(-1) - 0.5 * offset)
+        # row i >= 1 of the factor: Beta(i / 2, ...) (offset = i - 1). torch 2.13 takes
+        # offset + 1/2 = i - 1/2, right for row 1 only: its correlations beyond the first
+        # column are too spread for dim >= 3 (at concentration 1 not exchangeable)
+        self._beta = Beta(0.5 * offset + 0.5, marginal.unsqueeze(-1) - 0.5 * offset)
         super().__init__(c.shape, (dim, dim), validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> "LKJCholesky":

@@ -27,7 +27,8 @@ class StudentT(Distribution):
     def __init__(self, df: Any, loc: Any = 0.0, scale: Any = 1.0,
                  validate_args: bool | None = None) -> None:
         self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
-        self._chi2 = Chi2(self.df)
+        # validate_args reaches the inner Chi2 too (torch 2.13 validates it regardless)
+        self._chi2 = Chi2(self.df, validate_args=validate_args)
         super().__init__(self.df.shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> "StudentT":

@@ -10,7 +10,6 @@ import pytest
 import omnitensor as ot
 import omnitensor.distributions as D
 
-from cases import CASES
 from helpers import build, torch
 
 N = 20000

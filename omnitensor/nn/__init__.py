@@ -71,3 +71,30 @@ from .transformer import (Transformer, TransformerDecoder,  # noqa: E402
                           TransformerDecoderLayer)
 
 __all__ += ["Transformer", "TransformerDecoder", "TransformerDecoderLayer"]
+
+# the rest of torch.nn's layers: padding, distances, margin/likelihood/CTC losses, norms,
+# shrinkage and parametric activations, SELU dropouts, fold, embedding bags
+from . import padding as _padding  # noqa: E402
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
+from .layers_more import (AlphaDropout, ChannelShuffle, CrossMapLRN2d, Dropout3d,  # noqa: E402
+                          EmbeddingBag, FeatureAlphaDropout, Fold, Hardshrink,
+                          LocalResponseNorm, LPPool3d, PReLU, RMSNorm, RReLU, Softmax2d,
+                          Softshrink, Tanhshrink, Unfold)
+from .loss_margin import (CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss,  # noqa: E402
+                          HingeEmbeddingLoss, MarginRankingLoss, MultiLabelMarginLoss,
+                          MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss2d,
+                          PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
+                          TripletMarginWithDistanceLoss)
+from .normalization import (BatchNorm3d, InstanceNorm1d, InstanceNorm2d,  # noqa: E402
+                            InstanceNorm3d, SyncBatchNorm)
+
+globals().update({name: getattr(_padding, name) for name in _padding.__all__})
+__all__ += list(_padding.__all__) + [
+    "CosineSimilarity", "PairwiseDistance", "AlphaDropout", "ChannelShuffle", "CrossMapLRN2d",
+    "Dropout3d", "EmbeddingBag", "FeatureAlphaDropout", "Fold", "Hardshrink",
+    "LocalResponseNorm", "LPPool3d", "PReLU", "RMSNorm", "RReLU", "Softmax2d", "Softshrink",
+    "Tanhshrink", "Unfold", "CosineEmbeddingLoss", "CTCLoss", "GaussianNLLLoss",
+    "HingeEmbeddingLoss", "MarginRankingLoss", "MultiLabelMarginLoss",
+    "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss2d", "PoissonNLLLoss",
+    "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "BatchNorm3d",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "SyncBatchNorm"]

@@ -45,3 +45,36 @@ from .interpolate import (affine_grid, grid_sample, interpolate, pixel_shuffle, 
 
 __all__ += ["interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample",
             "upsample_bilinear", "upsample_nearest", "affine_grid", "grid_sample"]
+
+# activations, norms, pools and dropouts beyond the common ones; distances; margin and
+# likelihood losses; embedding bags; CTC (each module says what it holds)
+from .activation import (celu_, elu_, gumbel_softmax, hardshrink, hardtanh_,  # noqa: E402
+                         prelu, rrelu, rrelu_, selu_, softshrink, tanhshrink, threshold_)
+from .ctc import ctc_loss  # noqa: E402
+from .distance import cosine_similarity, pairwise_distance, pdist  # noqa: E402
+from .embedding_bag import embedding_bag  # noqa: E402
+from .loss_margin import (cosine_embedding_loss, gaussian_nll_loss,  # noqa: E402
+                          hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
+                          multilabel_margin_loss, multilabel_soft_margin_loss,
+                          poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
+                          triplet_margin_with_distance_loss)
+from .misc import (alpha_dropout, channel_shuffle, dropout3d,  # noqa: E402
+                   feature_alpha_dropout, native_channel_shuffle)
+from .normalization import local_response_norm, rms_norm  # noqa: E402
+from .pooling import (adaptive_max_pool1d_with_indices,  # noqa: E402
+                      adaptive_max_pool2d_with_indices, adaptive_max_pool3d_with_indices,
+                      lp_pool3d, max_pool1d_with_indices, max_pool2d_with_indices,
+                      max_pool3d_with_indices)
+
+__all__ += ["celu_", "elu_", "gumbel_softmax", "hardshrink", "hardtanh_", "prelu", "rrelu",
+            "rrelu_", "selu_", "softshrink", "tanhshrink", "threshold_", "ctc_loss",
+            "cosine_similarity", "pairwise_distance", "pdist", "embedding_bag",
+            "cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss",
+            "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
+            "multilabel_soft_margin_loss", "poisson_nll_loss", "soft_margin_loss",
+            "triplet_margin_loss", "triplet_margin_with_distance_loss", "alpha_dropout",
+            "channel_shuffle", "dropout3d", "feature_alpha_dropout", "native_channel_shuffle",
+            "local_response_norm", "rms_norm", "adaptive_max_pool1d_with_indices",
+            "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+            "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+            "max_pool3d_with_indices"]

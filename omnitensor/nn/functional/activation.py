@@ -18,7 +18,8 @@ from ...core.tensor import Tensor
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "selu", "celu",
            "gelu", "silu", "mish", "tanh", "sigmoid", "hardtanh", "hardsigmoid", "hardswish",
            "softplus", "softsign", "logsigmoid", "glu", "softmax", "log_softmax", "softmin",
-           "threshold"]
+           "threshold", "hardshrink", "softshrink", "tanhshrink", "prelu", "rrelu", "rrelu_",
+           "gumbel_softmax", "elu_", "celu_", "selu_", "hardtanh_", "threshold_"]
 
 
 def _apply(input: Tensor, fn: Any, inplace: bool) -> Tensor:  # noqa: A002
@@ -124,6 +125,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
              inplace: bool = False) -> Tensor:
     """``clamp(x, min_val, max_val)``; unlike clamp's, the gradient is 0 at the bounds
     (torch's ``hardtanh_backward``: ``min_val < x < max_val``), so ``relu6`` matches."""
+    if input.dtype.kind in "iu":  # torch keeps an integer tensor's dtype
+        return _apply(input, lambda x: x.clamp(min_val, max_val).to(x.dtype), inplace)
     return _apply(input, lambda x: x.where((x > min_val) & (x < max_val),
                                            x.detach().clamp(min_val, max_val)), inplace)
 
@@ -190,3 +193,94 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa
             dtype: Any = None) -> Tensor:
     """Softmax of ``-x`` along ``dim``."""
     return softmax_node(-input, dim, dtype, False)
+
+
+# ------------------------------------------------------ shrinkage and parametric units
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
+    """``x`` where ``|x| > lambd``, else 0."""
+    return input.where(input.abs() > lambd, 0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+    if lambd < 0:
+        raise ValueError(f"softshrink: lambda must be greater or equal to 0, but found to be "
+                         f"{lambd}")
+    return (input - lambd).where(input > lambd, (input + lambd).where(input < -lambd, 0))
+
+
+def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
+    """``x - tanh(x)``."""
+    return input - input.tanh()
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
+    """``max(0, x) + weight * min(0, x)``; ``weight`` has one value or one per channel
+    (dim 1; an input of fewer than 2 dims has one channel)."""
+    n = weight.numel()
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if n != 1 and n != channels:
+        raise ValueError(f"prelu: mismatch of parameter numbers and input channel size: "
+                         f"the weight has {n} values, the input {channels} channels")
+    w = weight.reshape(-1)
+    if n != 1 and input.ndim >= 2:
+        w = w.reshape((n,) + (1,) * (input.ndim - 2))
+    elif n == 1:
+        w = w.reshape(())
+    return input.clamp(min=0) + w * input.clamp(max=0)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: A002
+          training: bool = False, inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: slopes drawn uniformly from ``[lower, upper]`` for each
+    negative element in training, their mean ``(lower + upper) / 2`` in evaluation."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+
+    def f(x: Tensor) -> Tensor:
+        from ...core.ops.random import rand
+        slope = rand(tuple(x.shape), dtype=x.dtype, device=x.device) * (upper - lower) + lower
+        return x.where(x >= 0, x * slope)
+    return _apply(input, f, inplace)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa: A002
+           training: bool = False) -> Tensor:
+    return rrelu(input, lower, upper, training, True)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """A sample of the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with
+    Gumbel noise ``g``; ``hard`` returns the one-hot argmax with the soft sample's
+    gradient (straight-through)."""
+    from ...core.ops.random import rand
+    u = rand(tuple(logits.shape), dtype=logits.dtype, device=logits.device)
+    gumbels = -(-(u.clamp(min=eps)).log()).clamp(min=eps).log()
+    y = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y
+    index = y.argmax(dim=dim, keepdim=True)
+    one_hot = y.detach() * 0
+    one_hot = one_hot.scatter(dim, index, 1.0)
+    return one_hot - y.detach() + y
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
+    return elu(input, alpha, True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
+    return celu(input, alpha, True)
+
+
+def selu_(input: Tensor) -> Tensor:  # noqa: A002
+    return selu(input, True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:  # noqa: A002
+    return hardtanh(input, min_val, max_val, True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:  # noqa: A002
+    return globals()["threshold"](input, threshold, value, True)

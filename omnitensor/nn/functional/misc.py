@@ -18,7 +18,9 @@ from ...core.sparse import make_coo
 from ...core.tensor import Tensor
 from ._utils import INDEX_CACHE
 
-__all__ = ["pad", "one_hot", "dropout", "dropout1d", "dropout2d", "embedding"]
+__all__ = ["pad", "one_hot", "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding",
+           "alpha_dropout", "feature_alpha_dropout", "channel_shuffle",
+           "native_channel_shuffle"]
 
 
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
@@ -56,9 +58,12 @@ def _pad_index(mode: str, n: int, before: int, after: int) -> np.ndarray:
     if mode == "replicate":
         return np.clip(pos, 0, n - 1)
     if mode == "circular":
-        if before > n or after > n:
-            raise ValueError(f"pad: circular padding of {before}/{after} exceeds the size {n}")
-        return pos % n
+        # a negative width crops first; the padding then wraps around what is kept
+        kept, start = n + min(before, 0) + min(after, 0), max(-before, 0)
+        if before > kept or after > kept or kept <= 0:
+            raise ValueError(f"pad: circular padding of {before}/{after} exceeds the size "
+                             f"{kept} of the (cropped) dimension")
+        return start + (np.arange(n + before + after) - max(before, 0)) % kept
     if before >= n or after >= n:
         raise ValueError(f"pad: reflect padding ({before}, {after}) must be smaller than the "
                          f"size {n} of the padded dimension")
@@ -128,6 +133,66 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A00
     return _dropout_with_mask_shape(input, p, tuple(input.shape[:-2]) + (1, 1), inplace, None)
 
 
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of ``(N, C, D, H, W)`` (or ``(C, D, H, W)``)."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if input.ndim not in (4, 5):
+        raise ValueError(f"dropout3d: expected a 4-D or 5-D input, got {input.ndim}-D")
+    return _dropout_with_mask_shape(input, p, tuple(input.shape[:-3]) + (1, 1, 1), inplace,
+                                    None)
+
+
+_SELU_ALPHA_PRIME = -1.7580993408473766  # -scale * alpha of SELU: where SELU saturates
+
+
+def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool,  # noqa: A002
+                   feature: bool) -> Tensor:
+    """Dropout that keeps SELU's zero mean and unit variance: dropped values become
+    SELU's negative saturation, then ``a * x + b`` restores the moments (torch's
+    formula); ``feature`` drops whole channels."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        out = input * 0.0
+        return input.copy_(out) if inplace else out
+    shape = tuple(input.shape) if not feature else \
+        tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
+    with no_grad_ctx():
+        keep = (rand(shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
+    a = ((1 - p) * (1 + p * _SELU_ALPHA_PRIME ** 2)) ** -0.5
+    b = -a * _SELU_ALPHA_PRIME * p
+    out = (input * keep + _SELU_ALPHA_PRIME * (1 - keep)) * a + b
+    return input.copy_(out) if inplace else out
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa: A002
+                  inplace: bool = False) -> Tensor:
+    return _alpha_dropout(input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa: A002
+                          inplace: bool = False) -> Tensor:
+    return _alpha_dropout(input, p, training, inplace, True)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
+    """Interleave the channels of ``groups`` groups: ``(N, g*k, ...) -> (N, k*g, ...)``."""
+    c = input.shape[1]
+    if groups <= 0 or c % groups:
+        raise ValueError(f"channel_shuffle: the number of channels ({c}) must be divisible "
+                         f"by groups ({groups})")
+    n, rest = input.shape[0], tuple(input.shape[2:])
+    return input.reshape((n, groups, c // groups) + rest).transpose(1, 2).reshape(
+        (n, c) + rest)
+
+
+native_channel_shuffle = channel_shuffle
+
+
 @composite("embedding")
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # noqa: A002
               max_norm: float | None = None, norm_type: float = 2.0,
@@ -138,8 +203,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
     if input.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be an integer tensor, got "
                         f"{input.dtype.name}")
-    if scale_grad_by_freq:
-        raise NotImplementedError("embedding: scale_grad_by_freq is not supported")
     if weight.ndim != 2:
         raise ShapeError(f"embedding: 'weight' must be 2-D (num_embeddings, embedding_dim), "
                          f"got shape {tuple(weight.shape)}")
@@ -162,7 +225,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
         out = weight.index_select(0, flat).reshape(*input.shape, weight.shape[1])
     if needs_grad(weight):
         node = record("EmbeddingBackward0", _embedding_backward, out, (weight,), (flat,),
-                      num=num, padding_idx=padding_idx, sparse=sparse)
+                      num=num, padding_idx=padding_idx, sparse=sparse,
+                      by_freq=scale_grad_by_freq)
         if sparse:  # a sparse gradient: no dense shape/dtype for the engine to fit it to
             node.input_meta = (None,)
     return out
@@ -187,6 +251,10 @@ def _embedding_backward(node: Any, g: Tensor) -> tuple:
     (flat,) = node.saved_tensors
     dim = g.shape[-1]
     g2 = g.reshape(-1, dim)
+    if node.by_freq:  # each row's gradient divided by how often the batch looks it up
+        from ...core.ops.torch_extras import bincount
+        counts = bincount(flat, minlength=node.num).index_select(0, flat)
+        g2 = g2 / counts.to(g2.dtype).unsqueeze(1)
     if node.sparse:
         if node.padding_idx is not None:  # torch leaves the padding rows out
             keep = flat != node.padding_idx

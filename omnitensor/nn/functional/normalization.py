@@ -10,7 +10,8 @@ from ...core.capture_hooks import composite
 from ...core.graph import no_grad_ctx
 from ...core.tensor import Tensor
 
-__all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "normalize"]
+__all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "normalize",
+           "rms_norm", "local_response_norm"]
 
 
 def _channel_shape(x: Tensor) -> tuple[int, ...]:
@@ -130,10 +131,29 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,  # noqa: A0
                   running_var: Tensor | None = None, weight: Tensor | None = None,
                   bias: Tensor | None = None, use_input_stats: bool = True,
                   momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
-    """Normalize each (sample, channel) plane over its spatial dims."""
-    if not use_input_stats or running_mean is not None:
-        raise NotImplementedError("instance_norm: running statistics are not supported")
+    """Normalize each (sample, channel) plane over its spatial dims. With running
+    statistics, ``use_input_stats`` updates them (the per-plane means and unbiased
+    variances averaged over the batch, as torch's batch-norm-of-planes does); without it,
+    the planes are normalized by them."""
+    shape = _channel_shape(input)
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise ValueError("instance_norm: use_input_stats=False needs running_mean and "
+                             "running_var")
+        out = (input - running_mean.reshape(shape)) / (running_var.reshape(shape) + eps).sqrt()
+        return _channel_affine(out, input, weight, bias)
     out = group_norm(input, input.shape[1], None, None, eps)
+    if running_mean is not None or running_var is not None:
+        axes = tuple(range(2, input.ndim))
+        count = input[0, 0].numel()
+        with no_grad_ctx():
+            x = input.detach()
+            if running_mean is not None:
+                m = x.mean(dim=axes).mean(dim=0)
+                running_mean.mul_(1 - momentum).add_(m.to(running_mean.dtype) * momentum)
+            if running_var is not None:
+                v = x.var(dim=axes, correction=1 if count > 1 else 0).mean(dim=0)
+                running_var.mul_(1 - momentum).add_(v.to(running_var.dtype) * momentum)
     return _channel_affine(out, input, weight, bias)
 
 
@@ -144,3 +164,42 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
         raise NotImplementedError("normalize: out= is not supported")
     norm = input.norm(p, dim, keepdim=True).clamp(min=eps)
     return input / norm
+
+
+def rms_norm(input: Tensor, normalized_shape: Sequence[int] | int,  # noqa: A002
+             weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """``x / sqrt(mean(x^2) + eps) * weight`` over the last ``len(normalized_shape)``
+    dims; ``eps`` defaults to the dtype's machine epsilon, as torch's."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise ValueError(f"rms_norm: expected the input's last dims to be {list(shape)}, got "
+                         f"shape {list(input.shape)}")
+    from ...core.dtypes import finfo
+    e = finfo(input.dtype).eps if eps is None else eps
+    axes = tuple(range(input.ndim - len(shape), input.ndim))
+    out = input * ((input * input).mean(dim=axes, keepdim=True) + e).rsqrt()
+    return out * weight if weight is not None else out
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4,  # noqa: A002
+                        beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """``x / (k + alpha * mean of x^2 over size neighbouring channels)^beta`` (the window
+    is zero-padded: ``size // 2`` channels before, ``(size - 1) // 2`` after)."""
+    if input.ndim < 3:
+        raise ValueError(f"local_response_norm: expected 3D or higher input (got "
+                         f"{input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = input * input
+    c = input.shape[1]
+    before, after = size // 2, (size - 1) // 2
+    from ...core.ops.join import cat
+    from ...core.ops.creation import zeros
+    pad_shape = lambda n: (input.shape[0], n) + tuple(input.shape[2:])  # noqa: E731
+    padded = cat([zeros(pad_shape(before), dtype=sq.dtype, device=sq.device), sq,
+                  zeros(pad_shape(after), dtype=sq.dtype, device=sq.device)], 1)
+    window = padded.narrow(1, 0, c)
+    for i in range(1, size):
+        window = window + padded.narrow(1, i, c)
+    div = (window * (alpha / size) + k) ** beta
+    return input / div

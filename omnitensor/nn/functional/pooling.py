@@ -31,7 +31,10 @@ from .conv import col2im, im2col
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
            "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
-           "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d"]
+           "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d",
+           "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+           "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+           "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices"]
 
 
 # ------------------------------------------------------------------------ max
@@ -226,6 +229,31 @@ def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any,  # noqa: A002
     return lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2, "lp_pool2d")
 
 
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any,  # noqa: A002
+              stride: Any = None, ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling of ``(N, C, D, H, W)``."""
+    return lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3, "lp_pool3d")
+
+
+# torch's *_with_indices spellings: the pools with return_indices=True
+def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = True) -> Any:
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = True) -> Any:
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = True) -> Any:
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
 # ------------------------------------------------------------------- adaptive
 def _bins(n_in: int, n_out: int) -> list[tuple[int, int]]:
     """torch's adaptive bins: ``floor(i * n / o)`` to ``ceil((i + 1) * n / o)``."""
@@ -402,3 +430,18 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any,  # noqa: A002
     """Inverse of :func:`max_pool3d`."""
     return max_unpool(input, indices, kernel_size, stride, padding, output_size, 3,
                       "max_unpool3d")
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any,  # noqa: A002
+                                     return_indices: bool = True) -> Any:
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any,  # noqa: A002
+                                     return_indices: bool = True) -> Any:
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,  # noqa: A002
+                                     return_indices: bool = True) -> Any:
+    return adaptive_max_pool3d(input, output_size, True)

@@ -30,8 +30,9 @@ Limits, honestly:
 * a real torch already imported in the process (``"torch" in sys.modules`` before
   :func:`install`) is left alone: install the finder first;
 * the alias lives in this process and in its children: ``fork`` children inherit it, and
-  :func:`install` sets ``OMNITENSOR_AS_TORCH=1`` so ``spawn`` children started through
-  ``torch.multiprocessing`` install it too.
+  ``spawn``/``forkserver`` children (``torch.multiprocessing`` or the standard library's
+  ``multiprocessing``) get it too: :func:`install` sets ``OMNITENSOR_AS_TORCH=1`` and makes
+  every process start carry the alias.
 """
 from __future__ import annotations
 
@@ -141,6 +142,8 @@ def install() -> None:
     os.environ["OMNITENSOR_AS_TORCH"] = "1"
     from .core.accelerators import enable_cuda_alias
     enable_cuda_alias(True)  # `cuda` names the accelerator when there is no real CUDA
+    from .multiprocessing.context import carry_alias_in_stdlib_processes
+    carry_alias_in_stdlib_processes()  # spawned children import torch as omnitensor too
 
 
 def uninstall() -> None:

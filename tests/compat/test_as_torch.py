@@ -80,3 +80,28 @@ def test_runner_usage_errors(tmp_path):
     out = subprocess.run([sys.executable, "-m", "omnitensor.as_torch"], capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 2 and "usage" in out.stdout
+
+
+SPAWN_SCRIPT = """
+import multiprocessing as mp
+def child(q):
+    import torch
+    q.put(torch.__name__)
+if __name__ == "__main__":
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=child, args=(q,))
+    p.start()
+    print(q.get())
+    p.join()
+"""
+
+
+def test_spawned_stdlib_children_get_the_alias(tmp_path):
+    """A child started by the standard library's spawn imports torch as omnitensor too."""
+    script = tmp_path / "spawn_child.py"
+    script.write_text(SPAWN_SCRIPT)
+    out = subprocess.run([sys.executable, "-m", "omnitensor.as_torch", str(script)],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "omnitensor.torch_face"

@@ -90,7 +90,7 @@ def demo() -> int:
 
 def train_digits(argv: list[str]) -> int:
     """Run the digits training job (``omnitensor/demos/train_digits.py``) with ``argv``."""
-    from .demos.train_digits import main as run
+    from .demos.train_digits import run
     return int(run(argv))
 
 

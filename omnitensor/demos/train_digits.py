@@ -20,6 +20,7 @@ import numpy as np
 
 import omnitensor as ot
 from omnitensor import nn
+from omnitensor.cli_support import CLIError, check_devices, guarded, take_debug_flag
 from omnitensor.utils.data import DataLoader, TensorDataset   # torch.utils.data's names
 
 MLP_TARGET = 0.97  # every device must reach this test accuracy with the MLP
@@ -32,7 +33,8 @@ def load_digits_split(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray
         from sklearn.datasets import load_digits
         from sklearn.model_selection import train_test_split
     except ImportError:
-        sys.exit("train_digits needs scikit-learn: pip install 'omnitensor[examples]'")
+        raise CLIError("train-digits needs scikit-learn: pip install 'omnitensor[examples]'") \
+            from None
     digits = load_digits()
     x = (digits.data / 16.0).astype(np.float32)
     y = digits.target.astype(np.int64)
@@ -132,11 +134,16 @@ def _limit_blas_threads(n: int) -> None:
     threadpool_limits(limits=n, user_api="blas")
 
 
-def default_devices() -> list[str]:
+def chosen_devices(option: list[str] | None) -> list[str]:
+    """The devices to train on (``--device``, else ``OMNITENSOR_DEVICE``, else every
+    device), each checked against this machine: a bad name is a one-line
+    :class:`~omnitensor.cli_support.CLIError` naming the fix, before any data is loaded."""
     env = os.environ.get("OMNITENSOR_DEVICE", "").strip()
+    if option:
+        return check_devices(option)
     if env:
-        return [env]
-    return [str(d) for d in ot.devices()]
+        return check_devices([env], option="OMNITENSOR_DEVICE")
+    return check_devices(None)
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -150,7 +157,17 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="train_digits", description=__doc__.split("\n\n")[0])
+    """Entry point of ``python examples/train_digits.py``: :func:`run` with one-line
+    errors (``--debug`` or ``OMNITENSOR_DEBUG=1``: the traceback)."""
+    debug, rest = take_debug_flag(sys.argv[1:] if argv is None else list(argv))
+    return guarded("train-digits", lambda: run(rest), debug)
+
+
+def run(argv: list[str]) -> int:
+    """Train, print the table; exit status 0 when the MLP reached its target everywhere,
+    1 when a run failed or missed it (errors raise, see :func:`main`)."""
+    ap = argparse.ArgumentParser(prog="omnitensor train-digits",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", action="append",
                     help="device(s) to train on, repeatable or comma-separated (default: "
                          "$OMNITENSOR_DEVICE, else every available device)")
@@ -168,10 +185,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.blas_threads > 0:
         _limit_blas_threads(args.blas_threads)
-    devices = [d.strip() for spec in args.device for d in spec.split(",") if d.strip()] \
-        if args.device else default_devices()
-    devices = [str(ot.device(d)) for d in devices]  # "opencl" -> "opencl:0"
+    devices = chosen_devices(args.device)  # "opencl" -> "opencl:0"
     models = [m.strip() for m in args.models.split(",") if m.strip()]
+    unknown = sorted(set(models) - {"mlp", "cnn"})
+    if unknown or not models:
+        raise CLIError(f"--models {args.models!r}: unknown model(s) {', '.join(unknown)}; "
+                       f"choose from mlp, cnn (comma-separated)")
     data = load_digits_split(args.seed)
     print(f"digits: {len(data[0])} train / {len(data[2])} test images; devices: "
           f"{', '.join(devices)}")
@@ -186,13 +205,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{dev} {m}: {type(e).__name__}: {e}", file=sys.stderr)
                 rows.append({"device": dev, "model": m, "epochs": epochs, "error": str(e)})
     print(table(rows))
-    bad = [r for r in rows if r["model"] == "mlp" and (r.get("error") or
-                                                        r["accuracy"] < MLP_TARGET)]
-    if bad:
-        print(f"FAILED: MLP below {100 * MLP_TARGET:.0f}% test accuracy on "
-              f"{', '.join(r['device'] for r in bad)}")
-        return 1
-    if any(r.get("error") for r in rows):
+    failed = [f"{r['device']} {r['model']}" for r in rows if r.get("error")]
+    low = [r["device"] for r in rows if r["model"] == "mlp" and not r.get("error")
+           and r["accuracy"] < MLP_TARGET]
+    if failed:
+        print(f"FAILED: training stopped with an error on {', '.join(failed)} (the error "
+              f"is printed above the table)")
+    if low:
+        print(f"FAILED: MLP below {100 * MLP_TARGET:.0f}% test accuracy on {', '.join(low)}")
+    if failed or low:
         return 1
     if "mlp" in models:
         print(f"OK: the MLP reached >= {100 * MLP_TARGET:.0f}% test accuracy on every device")

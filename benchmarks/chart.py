@@ -2,7 +2,7 @@
 ``docs/benchmarks.md``) from the JSON the benchmarks write:
 
     python benchmarks/overhead.py --quick --json /tmp/overhead.json
-    python benchmarks/compile.py --quick --rows mlp,tiny --json /tmp/compile.json
+    python benchmarks/compile.py --rows mlp --json /tmp/compile.json
     python benchmarks/chart.py --overhead /tmp/overhead.json --compile /tmp/compile.json \\
         --note "shared 2-core VM, load 6"
 

@@ -116,7 +116,12 @@ class MixtureSameFamily(Distribution):
         with no_grad():
             gather_dim = len(sample_shape) + len(self.batch_shape)
             es = tuple(self.event_shape)
-            mix = self.mixture_distribution.sample(sample_shape)
+            # weights shared over the batch draw one component per batch element
+            # (torch 2.13's gather fails there)
+            mixture = self.mixture_distribution
+            if mixture.batch_shape != self.batch_shape:
+                mixture = mixture.expand(self.batch_shape)
+            mix = mixture.sample(sample_shape)
             comp = self.component_distribution.sample(sample_shape)
             index = mix.reshape(tuple(mix.shape) + (1,) * (len(es) + 1))
             index = index.expand(tuple(mix.shape) + (1,) + es)

@@ -45,7 +45,8 @@ from .tensor import Tensor
 
 __all__ = ["FORWARD_ONLY", "enter_level", "exit_level", "tangent_of", "set_tangent",
            "make_dual", "unpack_dual", "hidden_from", "visible_levels", "carries_tangents",
-           "prepare_outputs", "record_tangents", "on_view", "after_inplace", "alias_tangents",
+           "prepare_outputs", "record_tangents", "on_view", "after_inplace", "after_overwrite",
+           "alias_tangents",
            "detach_reverse", "reverse_leaf", "check_level"]
 
 
@@ -363,6 +364,16 @@ def after_inplace(x: Tensor, new: Tensor) -> None:
             elif nt is not xt:
                 xt.copy_(nt)
     _keep_marker(x)
+
+
+def after_overwrite(x: Tensor) -> None:
+    """``x`` was overwritten with values that depend on no input (a random fill): its
+    tangents become zero, in place."""
+    for level in visible_levels():
+        xt = tangent_of(x, level)
+        if xt is not None:
+            with hidden_from(level):
+                xt.zero_()
 
 
 def _new_tangent_storage(x: Tensor, level: int) -> Tensor | None:

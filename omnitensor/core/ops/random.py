@@ -20,6 +20,7 @@ from .. import dtypes as _dt
 from ..shape_util import as_shape, prod
 from ..tensor import Tensor, _make
 from .creation import _checked, resolve_device, tensor
+from .. import forward_ad
 from ..graph import no_grad_ctx
 from .sorting import argsort, searchsorted
 
@@ -309,4 +310,6 @@ def _fill_(x: Tensor, value: Tensor) -> Tensor:
         data = value._data if value._dtype is x._dtype else be.astype(value._data, x._dtype.np)
         be.assign(x._data, data)
         x._bump_version()
+    if x.__dict__.get("_fw"):  # new values that depend on nothing: zero tangents (torch)
+        forward_ad.after_overwrite(x)
     return x

@@ -416,6 +416,34 @@ class nvtx:  # noqa: N801 - torch.cuda.nvtx: annotations for NVIDIA's profilers
         return None
 
 
+# ------------------------------------------------------------------------ CUDA graphs
+_NO_GRAPHS = ("CUDA graphs are not supported by omnitensor; omnitensor.compile captures a "
+              "step once and replays it without per-op Python, which is what graphs buy")
+
+
+class CUDAGraph:
+    """The type of captured CUDA graphs (none can be made here: see ``_NO_GRAPHS``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(_NO_GRAPHS)
+
+
+def graph(*args: Any, **kwargs: Any) -> Any:
+    raise NotImplementedError(_NO_GRAPHS)
+
+
+def make_graphed_callables(*args: Any, **kwargs: Any) -> Any:
+    raise NotImplementedError(_NO_GRAPHS)
+
+
+def is_current_stream_capturing() -> bool:
+    """False: no stream is ever capturing a CUDA graph."""
+    return False
+
+
+__all__ += ["CUDAGraph", "graph", "make_graphed_callables", "is_current_stream_capturing"]
+
+
 # torch.cuda.FloatTensor & co.: the legacy types, building and testing `cuda` tensors
 from .core.legacy import CUDA_LEGACY_TYPES  # noqa: E402
 

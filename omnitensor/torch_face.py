@@ -18,6 +18,7 @@ state (seeds, default device, grad mode) is shared however it is reached.
 from __future__ import annotations
 
 import builtins as _b  # bool, int, max... are torch names here (dtypes, ops)
+import sys
 from typing import Any as _Any
 
 import omnitensor as _ot
@@ -186,6 +187,12 @@ _copy_namespace()
 def __getattr__(name: str) -> _Any:
     """Lazily made names (``torch.nn``, ``torch.compile``, ``torch.save``...) come from
     omnitensor's own lazy attributes, and are cached here once made."""
+    if name == "ops":  # torch.ops.<namespace>.<op>: the torch.library operators
+        from .library import ops as torch_ops
+        globals()[name] = torch_ops
+        return torch_ops
+    if name == "torch":  # torch.torch is torch
+        return sys.modules[__name__]
     try:
         value = getattr(_ot, name)
     except AttributeError:

@@ -57,6 +57,8 @@ class Device:
         # only reached while ``backend`` is not cached yet: load, check, cache
         if name != "backend":
             raise AttributeError(name)
+        if self.type in NAMED_ONLY:
+            raise BackendUnavailableError(f"{self._str}: {NAMED_ONLY[self.type]}")
         try:
             be = registry.get_backend(self.type)
         except BackendUnavailableError as e:
@@ -123,6 +125,17 @@ _interned: dict[str, Device] = {}
 _lock = threading.Lock()
 
 
+#: torch device types programs name (``device == torch.device("meta")``, a model built on
+#: ``"meta"`` then materialised) that no omnitensor backend holds: the Device exists and
+#: compares, and putting a tensor on it raises this reason
+NAMED_ONLY = {
+    "meta": "the meta device (tensors with shapes but no data) is not supported by "
+            "omnitensor; build the model on 'cpu' (or its device) and load weights into it",
+    "mps": "Apple's MPS is not an omnitensor backend; use 'cpu' on this machine",
+    "xpu": "omnitensor reaches Intel GPUs as 'sycl' (or 'opencl'), not 'xpu'",
+}
+
+
 def _parse(spec: str) -> tuple[str, int]:
     text = spec.strip().lower()
     if ":" in text:
@@ -133,7 +146,7 @@ def _parse(spec: str) -> tuple[str, int]:
         index = int(idx)
     else:
         type_, index = text, 0
-    if type_ not in registry.BACKENDS:
+    if type_ not in registry.BACKENDS and type_ not in NAMED_ONLY:
         raise DeviceError(f"unknown device type in {spec!r}; expected one of "
                           f"{', '.join(registry.BACKENDS)} (optionally ':INDEX')")
     if type_ == "cpu" and index != 0:
@@ -280,6 +293,8 @@ def resolve_device(dev: Any) -> Device:
 
 def check_dtype(dev: Device, dtype: DType) -> None:
     """Raise UnsupportedDTypeError when ``dev`` cannot hold ``dtype``."""
+    if dtype.unsupported is not None:  # no backend holds it (float8): one answer for all
+        raise UnsupportedDTypeError(dtype.unsupported)
     why = dev.backend.dtype_unsupported_reason(dtype.np, dev.index)
     if why is not None:
         name = dev.backend.device_info(dev.index).get("name", "")

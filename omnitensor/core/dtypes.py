@@ -40,7 +40,7 @@ _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 class DType:
     """An omnitensor data type. Interned: compare with ``is`` or ``==``."""
 
-    __slots__ = ("name", "np", "itemsize", "kind", "compute")
+    __slots__ = ("name", "np", "itemsize", "kind", "compute", "unsupported")
 
     def __init__(self, name: str, np_dtype: Any, kind: str = "") -> None:
         self.name = name
@@ -50,6 +50,8 @@ class DType:
         self.kind = kind or self.np.kind
         #: the dtype ops compute in: itself, except for storage dtypes (bfloat16 -> float32)
         self.compute: DType = self
+        #: why no backend holds this dtype yet (None: supported where the device allows)
+        self.unsupported: str | None = None
 
     @property
     def dtype(self) -> np.dtype:
@@ -140,6 +142,21 @@ _BY_NAME.update({
     "short": int16, "cfloat": complex64, "cdouble": complex128, "bool_": bool_,
 })
 _BY_NP: dict[np.dtype, DType] = {d.np: d for d in all_dtypes}
+
+# torch's float8 formats: named, so that libraries can compare and map them (quantization
+# configs, dtype tables), but no backend holds them yet: a tensor of one is refused with
+# UnsupportedDTypeError (core.device.check_dtype). Not in all_dtypes, so no promotion rule.
+float8_e4m3fn = DType("float8_e4m3fn", ml_dtypes.float8_e4m3fn, kind="f")
+float8_e4m3fnuz = DType("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz, kind="f")
+float8_e5m2 = DType("float8_e5m2", ml_dtypes.float8_e5m2, kind="f")
+float8_e5m2fnuz = DType("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz, kind="f")
+float8_e8m0fnu = DType("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, kind="f")
+float8_dtypes = (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu)
+for _d in float8_dtypes:
+    _d.unsupported = (f"{_d.name} tensors are not supported by omnitensor yet; keep such "
+                      f"weights in bfloat16 or float16")
+    _BY_NAME[_d.name] = _d
+    _BY_NP[_d.np] = _d
 
 
 def as_dtype(obj: Any) -> DType:

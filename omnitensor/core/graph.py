@@ -11,6 +11,7 @@ formula, written with Tensor ops, so it runs on every backend and builds a graph
 from __future__ import annotations
 
 import itertools
+import threading
 import traceback
 import weakref
 from typing import Any, Callable, Sequence
@@ -26,6 +27,27 @@ __all__ = ["Node", "AccumulateGrad", "record", "needs_grad", "edge_of", "is_grad
 
 
 _seq = itertools.count()
+
+
+class _SavedHooks(threading.local):
+    """The thread's stack of ``(pack, unpack)`` saved-tensor hooks
+    (``autograd.graph.saved_tensors_hooks``) and the reason they are disabled, if any."""
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[Callable[[Any], Any], Callable[[Any], Any]]] = []
+        self.disabled: str | None = None
+
+
+saved_hooks = _SavedHooks()
+
+
+class _Packed:
+    """A saved tensor as a pack hook returned it, with the unpack hook that restores it."""
+
+    __slots__ = ("value", "unpack")
+
+    def __init__(self, value: Any, unpack: Callable[[Any], Any]) -> None:
+        self.value, self.unpack = value, unpack
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -71,7 +93,9 @@ class Node:
     # -- torch's ctx API -------------------------------------------------------
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep tensors for backward; in-place changes to them are detected."""
-        saved, versions, is_out = [], [], []
+        saved: list[Any] = []
+        versions: list[Any] = []
+        is_out: list[bool] = []
         for t in tensors:
             if isinstance(t, Tensor) and t.grad_fn is self:
                 # an output of this node: keep a graph-free alias to avoid a reference
@@ -86,6 +110,11 @@ class Node:
                 saved.append(t)
                 is_out.append(False)
             versions.append(t._version if isinstance(t, Tensor) else None)
+        hooks = saved_hooks.stack
+        if hooks:  # the innermost pack hook decides what is kept (torch's SavedVariable)
+            pack, unpack = hooks[-1]
+            saved = [_Packed(pack(t), unpack) if isinstance(t, Tensor) else t for t in saved]
+            versions = [None] * len(versions)  # the hook's copy is what backward reads
         self._saved = tuple(saved)
         self._saved_versions = tuple(versions)
         self._saved_outputs = tuple(is_out)
@@ -100,6 +129,8 @@ class Node:
             return ()
         out = []
         for t, v, is_out in zip(saved, self._saved_versions, self._saved_outputs):
+            if isinstance(t, _Packed):
+                t = t.unpack(t.value)
             if v is not None and t._version != v:
                 raise RuntimeError(
                     f"one of the variables needed for gradient computation has been modified "

@@ -3,13 +3,18 @@ accept a ``generator`` for reproducible draws on any device)."""
 from __future__ import annotations
 
 import math
+import warnings
+from typing import Any
+
 from ..core.graph import no_grad_ctx
 from ..core.ops.random import Generator
 from ..core.tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_", "orthogonal_", "default_weight_bias_"]
+           "kaiming_normal_", "orthogonal_", "default_weight_bias_", "dirac_", "sparse_", "uniform", "normal", "constant", "eye", "dirac",
+           "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal",
+           "sparse"]
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -170,6 +175,59 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0,
             q = q.t()
         tensor.copy_((q * gain).reshape(tensor.shape))
     return tensor
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """The Dirac delta for a 3-5-D convolution weight: each of ``groups`` blocks of output
+    channels passes its input channel through unchanged (the centre tap is 1)."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    out_per_group = tensor.shape[0] // groups
+    if tensor.shape[0] % groups:
+        raise ValueError("dim 0 must be divisible by groups")
+    n = min(out_per_group, tensor.shape[1])
+    centre = tuple(k // 2 for k in tensor.shape[2:])
+    with no_grad_ctx():
+        tensor.zero_()
+        for g in range(groups):
+            for d in range(n):
+                tensor[(g * out_per_group + d, d) + centre] = 1
+    return tensor
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
+            generator: Generator | None = None) -> Tensor:
+    """A 2-D tensor from N(0, std^2) with a ``sparsity`` fraction of each column zero
+    (Martens 2010)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    zeros_per_col = int(math.ceil(sparsity * rows))
+    from ..core.ops.random import randperm
+    with no_grad_ctx():
+        normal_(tensor, 0.0, std, generator)
+        for c in range(cols):
+            idx = randperm(rows, generator=generator, device=tensor.device)[:zeros_per_col]
+            tensor[idx, c] = 0
+    return tensor
+
+
+def _deprecated(fn: Any) -> Any:
+    """torch's old, un-suffixed init names (``nn.init.normal`` for ``normal_``)."""
+    def old(*args: Any, **kwargs: Any) -> Any:
+        warnings.warn(f"nn.init.{fn.__name__[:-1]} is now deprecated in favor of "
+                      f"nn.init.{fn.__name__}.", FutureWarning, stacklevel=2)
+        return fn(*args, **kwargs)
+    old.__name__ = fn.__name__[:-1]
+    old.__doc__ = f"Deprecated spelling of :func:`{fn.__name__}`."
+    return old
+
+
+uniform, normal, constant, eye, dirac, xavier_uniform, xavier_normal = (
+    _deprecated(f) for f in (uniform_, normal_, constant_, eye_, dirac_, xavier_uniform_,
+                             xavier_normal_))
+kaiming_uniform, kaiming_normal, orthogonal, sparse = (
+    _deprecated(f) for f in (kaiming_uniform_, kaiming_normal_, orthogonal_, sparse_))
 
 
 def default_weight_bias_(weight: Tensor, bias: Tensor | None) -> None:

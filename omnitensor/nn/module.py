@@ -217,6 +217,12 @@ class Module(StateDictMixin):
             modules[name] = None
             return
         buffers = d.get("_buffers")
+        if isinstance(value, Tensor) and value.__dict__.get("_is_buffer", False):  # nn.Buffer
+            if buffers is None:
+                raise AttributeError("cannot assign buffers before Module.__init__() call")
+            self._remove_from(name, d, self._parameters, self._modules)
+            self.register_buffer(name, value, persistent=value.__dict__.get("persistent", True))
+            return
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "

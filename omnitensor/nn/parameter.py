@@ -5,7 +5,7 @@ from typing import Any
 
 from ..core.tensor import Tensor
 
-__all__ = ["Parameter", "is_parameter"]
+__all__ = ["Parameter", "is_parameter", "Buffer"]
 
 
 class Parameter(Tensor):
@@ -56,3 +56,28 @@ class Parameter(Tensor):
 def is_parameter(obj: Any) -> bool:
     """Whether ``obj`` is a :class:`Parameter`."""
     return isinstance(obj, Parameter)
+
+
+class _BufferMeta(type):
+    """``isinstance(t, Buffer)``: the tensor was made by ``Buffer(...)``."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Tensor) and bool(obj.__dict__.get("_is_buffer", False))
+
+
+class Buffer(metaclass=_BufferMeta):
+    """torch's ``nn.Buffer(data, persistent=True)``: a tensor that a :class:`Module`
+    registers as a buffer when assigned as an attribute (``self.x = nn.Buffer(t)`` is
+    ``self.register_buffer("x", t, persistent)``). ``Buffer(t)`` is ``t``'s detached
+    alias, marked."""
+
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Any:  # type: ignore[misc]
+        if data is None:
+            from ..core.ops.creation import empty
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Buffer(data): expected a Tensor, got {type(data).__name__}")
+        t = data.detach()
+        t.__dict__["_is_buffer"] = True
+        t.__dict__["persistent"] = persistent
+        return t

@@ -201,25 +201,69 @@ def _node_type(tree: Any) -> Any:
     return typ
 
 
-def _register_builtins() -> None:
-    def seq_keys(xs: Any) -> tuple:
-        return [(SequenceKey(i), v) for i, v in enumerate(xs)], None
+# the builtin containers' flatten/unflatten functions, under torch's private names
+# (libraries register their own types with these: transformers' ModelOutput uses
+# _dict_flatten / _dict_unflatten / _dict_flatten_with_keys)
+def _tuple_flatten(t: tuple) -> tuple[list, Context]:
+    return list(t), None
 
-    register_pytree_node(tuple, lambda t: (list(t), None), lambda xs, _c: tuple(xs),
-                         serialized_type_name="builtins.tuple", flatten_with_keys_fn=seq_keys)
-    register_pytree_node(list, lambda t: (list(t), None), lambda xs, _c: list(xs),
-                         serialized_type_name="builtins.list", flatten_with_keys_fn=seq_keys)
-    register_pytree_node(dict, lambda d: (list(d.values()), list(d.keys())),
-                         lambda xs, keys: dict(zip(keys, xs)),
+
+def _tuple_unflatten(values: Iterable[Any], context: Context) -> tuple:
+    return tuple(values)
+
+
+def _seq_flatten_with_keys(xs: Any) -> tuple[list, Context]:
+    return [(SequenceKey(i), v) for i, v in enumerate(xs)], None
+
+
+_tuple_flatten_with_keys = _list_flatten_with_keys = _seq_flatten_with_keys
+
+
+def _list_flatten(xs: list) -> tuple[list, Context]:
+    return list(xs), None
+
+
+def _list_unflatten(values: Iterable[Any], context: Context) -> list:
+    return list(values)
+
+
+def _dict_flatten(d: dict) -> tuple[list, Context]:
+    return list(d.values()), list(d.keys())
+
+
+def _dict_unflatten(values: Iterable[Any], context: Context) -> dict:
+    return dict(zip(context, values))
+
+
+def _dict_flatten_with_keys(d: dict) -> tuple[list, Context]:
+    return [(MappingKey(k), v) for k, v in d.items()], list(d.keys())
+
+
+def _ordereddict_flatten(d: dict) -> tuple[list, Context]:
+    return list(d.values()), list(d.keys())
+
+
+def _ordereddict_unflatten(values: Iterable[Any], context: Context) -> dict:
+    return collections.OrderedDict(zip(context, values))
+
+
+_ordereddict_flatten_with_keys = _dict_flatten_with_keys
+
+
+def _register_builtins() -> None:
+    register_pytree_node(tuple, _tuple_flatten, _tuple_unflatten,
+                         serialized_type_name="builtins.tuple",
+                         flatten_with_keys_fn=_tuple_flatten_with_keys)
+    register_pytree_node(list, _list_flatten, _list_unflatten,
+                         serialized_type_name="builtins.list",
+                         flatten_with_keys_fn=_list_flatten_with_keys)
+    register_pytree_node(dict, _dict_flatten, _dict_unflatten,
                          serialized_type_name="builtins.dict",
-                         flatten_with_keys_fn=lambda d: (
-                             [(MappingKey(k), v) for k, v in d.items()], list(d.keys())))
-    register_pytree_node(collections.OrderedDict,
-                         lambda d: (list(d.values()), list(d.keys())),
-                         lambda xs, keys: collections.OrderedDict(zip(keys, xs)),
+                         flatten_with_keys_fn=_dict_flatten_with_keys)
+    register_pytree_node(collections.OrderedDict, _ordereddict_flatten,
+                         _ordereddict_unflatten,
                          serialized_type_name="collections.OrderedDict",
-                         flatten_with_keys_fn=lambda d: (
-                             [(MappingKey(k), v) for k, v in d.items()], list(d.keys())))
+                         flatten_with_keys_fn=_ordereddict_flatten_with_keys)
     register_pytree_node(collections.defaultdict,
                          lambda d: (list(d.values()), [d.default_factory, list(d.keys())]),
                          lambda xs, c: collections.defaultdict(c[0], zip(c[1], xs)),

@@ -252,6 +252,10 @@ def broadcast_to(x: Tensor, /, shape: Any) -> Tensor:
         raise ShapeError(f"broadcast_to: cannot broadcast {x.shape} to {shape}")
     if shape == x.shape:
         return _alias_view(x)
+    if prod(shape) == x.numel():
+        # only size-1 axes are added or kept: no element repeats, so this is a reshape,
+        # and a writable view as torch's expand is (NumPy's broadcast views are read-only)
+        return x.reshape(shape)
     data = x._device.backend.broadcast_to(x._data, shape)
     out = _as_view(x, data, lambda b: b.broadcast_to(shape))
     if needs_grad(x):

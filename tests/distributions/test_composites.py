@@ -7,7 +7,7 @@ import pytest
 
 import omnitensor as ot
 
-from helpers import TD, close, dtype_for, torch
+from distribution_helpers import TD, close, dtype_for, torch
 
 RNG = np.random.default_rng(3)
 W = np.array([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]])

@@ -8,8 +8,8 @@ import pytest
 import omnitensor as ot
 import omnitensor.distributions as D
 
-from cases import CASES
-from helpers import TORCH_FLOAT32_ONLY, build, close, torch, value_of
+from distribution_cases import CASES
+from distribution_helpers import TORCH_FLOAT32_ONLY, build, close, torch, value_of
 
 NAMES = sorted(CASES)
 

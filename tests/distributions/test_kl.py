@@ -9,7 +9,7 @@ import pytest
 import omnitensor as ot
 import omnitensor.distributions as D
 
-from helpers import TD, build, close
+from distribution_helpers import TD, build, close
 
 # two parameterisations per family (p and q), batch shape 3 for the scalar families,
 # chosen so that the pairs mix finite and infinite divergences

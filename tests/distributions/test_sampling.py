@@ -10,7 +10,7 @@ import pytest
 import omnitensor as ot
 import omnitensor.distributions as D
 
-from helpers import build, torch
+from distribution_helpers import build, torch
 
 N = 20000
 MOMENTS = ["Normal", "Uniform", "Gamma", "Chi2", "Beta", "Exponential", "Laplace", "Gumbel",

@@ -8,7 +8,7 @@ import pytest
 import omnitensor as ot
 import omnitensor.distributions as D
 
-from helpers import TD, close, dtype_for, torch
+from distribution_helpers import TD, close, dtype_for, torch
 
 C, TC = D.constraints, TD.constraints
 T, TT = D.transforms, TD.transforms

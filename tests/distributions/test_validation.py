@@ -9,7 +9,7 @@ import pytest
 import omnitensor as ot
 import omnitensor.distributions as D
 
-from helpers import TD, torch
+from distribution_helpers import TD, torch
 
 BAD_PARAMS = [
     ("Normal", lambda L, t: L.Normal(t([0.0]), t([-1.0]))),

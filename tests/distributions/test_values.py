@@ -10,8 +10,8 @@ import pytest
 
 import omnitensor as ot
 
-from cases import CASES
-from helpers import TD, TORCH_FLOAT32_ONLY, build, close, dtype_for, torch, value_of
+from distribution_cases import CASES
+from distribution_helpers import TD, TORCH_FLOAT32_ONLY, build, close, dtype_for, torch, value_of
 
 NAMES = sorted(CASES)
 # torch 2.13's Kumaraswamy.mode is NaN wherever concentration0 > 1 (its formula takes

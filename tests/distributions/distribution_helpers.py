@@ -6,7 +6,7 @@ import numpy as np
 import omnitensor as ot
 import omnitensor.distributions as D
 
-from cases import CASES
+from distribution_cases import CASES
 
 torch = __import__("torch")
 TD = torch.distributions

@@ -118,7 +118,7 @@ class MixtureSameFamily(Distribution):
             es = tuple(self.event_shape)
             # weights shared over the batch draw one component per batch element
             # (torch 2.13's gather fails there)
-            mixture = self.mixture_distribution
+            mixture: Distribution = self.mixture_distribution
             if mixture.batch_shape != self.batch_shape:
                 mixture = mixture.expand(self.batch_shape)
             mix = mixture.sample(sample_shape)

@@ -15,11 +15,12 @@ from typing import Any, Callable, Sequence
 
 from .lr_base import LRScheduler, _lr_lambdas, _lrs, _per_group  # noqa: F401
 
-_LRScheduler = LRScheduler  # torch's older name, still subclassed by libraries (skorch)
 from .lr_chain import ChainedScheduler, ReduceLROnPlateau, SequentialLR
 from .lr_more import (ConstantLR, CosineAnnealingWarmRestarts, CyclicLR, LinearLR,
                       MultiplicativeLR, PolynomialLR)
 from .optimizer import Optimizer
+
+_LRScheduler = LRScheduler  # torch's older name, still subclassed by libraries (skorch)
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
            "LambdaLR", "OneCycleLR",

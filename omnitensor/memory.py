@@ -9,8 +9,9 @@ sycl      omnitensor's USM pool (results of >= 256 KiB; smaller ones come from d
           not counted), and both peaks
 cuda      CuPy's memory pool; CuPy tracks no peak, so ``max_memory_*`` are the current
           figures there (said in ``memory_summary``)
-cpu       NumPy allocates from the C heap with no pool: every figure is 0 (use
-          ``tracemalloc`` for host memory)
+cpu       no pool (NumPy allocates from the C heap): allocated and reserved are the bytes
+          of the distinct buffers live cpu tensors hold, counted when asked
+          (``core/host_memory.py``); no peak
 ========  ==============================================================================
 
 ``device`` is a device, a device string, an index of the default device's type (torch's
@@ -40,6 +41,10 @@ def memory_stats(device: Any = None) -> dict[str, int]:
     pool tracks peaks."""
     dev = _device(device)
     stats = {"allocated_bytes": 0, "reserved_bytes": 0}
+    if dev.type == "cpu":  # no pool to ask: count what the live tensors hold
+        from .core.host_memory import live_cpu_tensor_bytes
+        held = live_cpu_tensor_bytes()
+        stats.update(allocated_bytes=held, reserved_bytes=held)
     stats.update(dev.backend.memory_stats(dev.index))
     return stats
 
@@ -97,7 +102,7 @@ def _fmt(n: float) -> str:
 
 
 _NOTES = {
-    "cpu": "NumPy allocates from the C heap: no pool, nothing counted (use tracemalloc)",
+    "cpu": "no pool: the bytes live cpu tensors hold, each buffer once; no peak",
     "cuda": "CuPy's memory pool tracks no peak: peaks show the current figures",
     "sycl": "results under 256 KiB come from dpnp directly and are not counted",
 }

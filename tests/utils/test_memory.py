@@ -12,11 +12,17 @@ MiB = 1 << 20
 
 def test_allocated_peak_reset_and_empty_cache(device):
     dev = ot.device(device)
-    if dev.type == "cpu":  # no pool: honest zeros, said in the summary
-        x = ot.empty(4 * MiB, device=dev)
-        assert memory.memory_allocated(dev) == 0 == memory.max_memory_allocated(dev)
-        assert "no pool" in memory.memory_summary(dev)
+    if dev.type == "cpu":  # no pool: the bytes live tensors hold, each buffer once
+        base = memory.memory_allocated(dev)
+        x = ot.empty(MiB, device=dev)                  # 4 MiB (float32)
+        view = x[8:].reshape(-1)                       # a view adds nothing
+        assert memory.memory_allocated(dev) == base + 4 * MiB
+        assert memory.memory_reserved(dev) == memory.memory_allocated(dev)
         del x
+        assert memory.memory_allocated(dev) == base + 4 * MiB  # the view keeps it alive
+        del view
+        assert memory.memory_allocated(dev) == base
+        assert "no pool" in memory.memory_summary(dev)
         return
     ot.synchronize(dev)
     memory.empty_cache(dev)

@@ -218,7 +218,10 @@ class MultiProcessIter:
             w.join(timeout=JOIN_TIMEOUT)
             if w.is_alive():
                 w.terminate()
-                w.join()
+                w.join(timeout=JOIN_TIMEOUT)
+            if w.is_alive():  # ignores SIGTERM (a handler, a blocked signal): SIGKILL
+                w.kill()
+                w.join(timeout=JOIN_TIMEOUT)
         for q in [*self._index_queues, self._result_queue]:
             q.cancel_join_thread()
             q.close()

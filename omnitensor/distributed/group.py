@@ -246,26 +246,19 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     if _world.default is not None:
         raise RuntimeError("trying to initialize the default process group twice!")
     _check_init_method(init_method)
+    seconds = _seconds(timeout)
     MPI = mpi()
     world = MPI.COMM_WORLD
-    if init_method is None or str(init_method).startswith("env://"):
-        _check_torchrun_env(os.environ, world.Get_rank(), world.Get_size())
-    if world_size not in (-1, None) and int(world_size) != world.Get_size():
-        if os.environ.get("OMNITENSOR_SPAWN_INDEX") is not None:  # multiprocessing/spawn.py
-            raise RuntimeError(
-                f"init_process_group(world_size={world_size}) in a process started by "
-                f"multiprocessing.spawn: omnitensor's gloo is MPI, and MPI ranks must be "
-                f"started by mpiexec (Open MPI singletons cannot join each other: "
-                f"MPI_Comm_connect/MPI_Comm_join need a PRRTE server). Run the script "
-                f"under the launcher, `omnitensor-run -n {world_size} [--as-torch] "
-                f"script.py`: there mp.spawn(fn, nprocs={world_size}) runs fn(rank, ...) "
-                f"in each rank")
-        raise ValueError(f"world_size={world_size} but MPI started {world.Get_size()} "
-                         f"ranks; omnitensor.distributed takes the world from mpiexec "
-                         f"(omnitensor-run -n {world_size} ...)")
-    if rank not in (-1, None) and int(rank) != world.Get_rank():
-        raise ValueError(f"rank={rank} but MPI says this process is rank "
-                         f"{world.Get_rank()}; omnitensor.distributed takes ranks from mpiexec")
+    try:
+        _check_job(world, init_method, world_size, rank)
+        failure: Exception | None = None
+    except (DistributedError, ValueError, RuntimeError) as e:
+        failure = e
+    # every rank learns, within the timeout, whether any rank failed its checks: a rank
+    # that raised alone would leave the others waiting in the first collective forever
+    _agree_on_init(world, failure is not None, seconds)
+    if failure is not None:
+        raise failure
     from ..core.device import get_default_device
     dev_type = get_default_device().type if device_id is None else _device_type(device_id)
     name, transports = resolve_backend(backend, dev_type)
@@ -273,7 +266,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     if check_collectives is None:
         check_collectives = os.environ.get("OMNITENSOR_DIST_DEBUG", "").upper() == "DETAIL"
     comm = world.Dup()
-    group = ProcessGroup(comm, range(comm.Get_size()), _seconds(timeout), transports, name,
+    group = ProcessGroup(comm, range(comm.Get_size()), seconds, transports, name,
                          bool(check_collectives), group_name or "default")
     group.device_id = device_id
     node = comm.Split_type(MPI.COMM_TYPE_SHARED)
@@ -295,6 +288,50 @@ def _check_init_method(init_method: Any) -> None:
         raise ValueError(f"init_method={init_method!r}: expected a URL starting with "
                          f"{', '.join(_INIT_SCHEMES)} (MPI does the rendezvous: 'env://' "
                          f"under omnitensor-run)")
+
+
+def _check_job(world: Any, init_method: Any, world_size: Any, rank: Any) -> None:
+    """This rank's view of the job against the arguments and torchrun's variables."""
+    if init_method is None or str(init_method).startswith("env://"):
+        _check_torchrun_env(os.environ, world.Get_rank(), world.Get_size())
+    if world_size not in (-1, None) and int(world_size) != world.Get_size():
+        if os.environ.get("OMNITENSOR_SPAWN_INDEX") is not None:  # multiprocessing/spawn.py
+            raise RuntimeError(
+                f"init_process_group(world_size={world_size}) in a process started by "
+                f"multiprocessing.spawn: omnitensor's gloo is MPI, and MPI ranks must be "
+                f"started by mpiexec (Open MPI singletons cannot join each other: "
+                f"MPI_Comm_connect/MPI_Comm_join need a PRRTE server). Run the script "
+                f"under the launcher, `omnitensor-run -n {world_size} [--as-torch] "
+                f"script.py`: there mp.spawn(fn, nprocs={world_size}) runs fn(rank, ...) "
+                f"in each rank")
+        raise ValueError(f"world_size={world_size} but MPI started {world.Get_size()} "
+                         f"ranks; omnitensor.distributed takes the world from mpiexec "
+                         f"(omnitensor-run -n {world_size} ...)")
+    if rank not in (-1, None) and int(rank) != world.Get_rank():
+        raise ValueError(f"rank={rank} but MPI says this process is rank "
+                         f"{world.Get_rank()}; omnitensor.distributed takes ranks from mpiexec")
+
+
+def _agree_on_init(world: Any, failed: bool, seconds: float) -> None:
+    """All ranks exchange whether their checks failed (a nonblocking all-reduce polled
+    against the timeout): a rank whose peer failed raises too, and a peer that never
+    reaches ``init_process_group`` is a DistributedTimeoutError, not a hang."""
+    if world.Get_size() == 1:
+        return
+    import time
+
+    import numpy as np
+
+    from .mpi_backend import wait_requests
+    mine, anyone = np.array([int(failed)], np.int32), np.zeros(1, np.int32)
+    req = world.Iallreduce(mine, anyone, op=mpi().MAX)
+    wait_requests([req], time.monotonic() + seconds, lambda: (
+        f"init_process_group timed out after {seconds:g} s on rank {world.Get_rank()}: not "
+        f"every one of the {world.Get_size()} ranks reached it (a rank exited or is stuck "
+        f"before it; read every rank's output)"))
+    if anyone[0] and not failed:
+        raise DistributedError(f"init_process_group: another rank failed its checks (its "
+                               f"error says why); rank {world.Get_rank()} stops too")
 
 
 def _check_torchrun_env(env: Any, mpi_rank: int, mpi_size: int) -> None:

@@ -4,10 +4,12 @@
 ``jvp``, ``jacfwd``, ``linearize``, ``hessian`` (forward mode through
 ``omnitensor.autograd.forward_ad``, ``func/forward.py``); ``vmap`` (``func/vmap.py``: a
 loop over the mapped dimension, not vectorized); ``functional_call``,
-``stack_module_state``, ``replace_all_batch_norm_modules_`` (``func/module.py``). All take
+``stack_module_state``, ``replace_all_batch_norm_modules_`` (``func/module.py``);
+``rearrange`` (einops patterns, ``func/_einops.py``). All take
 and return pytrees (``omnitensor.utils._pytree``) with torch.func's signatures, and nest
 with each other. See docs/func.md.
 """
+from ._einops import rearrange
 from .forward import hessian, jacfwd, jvp, linearize
 from .module import (debug_unwrap, functional_call, functionalize,
                      replace_all_batch_norm_modules_, stack_module_state)
@@ -16,4 +18,4 @@ from .vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vmap", "replace_all_batch_norm_modules_",
            "functionalize", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "vjp",
-           "functional_call", "stack_module_state", "debug_unwrap"]
+           "functional_call", "stack_module_state", "debug_unwrap", "rearrange"]

@@ -48,7 +48,8 @@ def _check_primals(primals: Any, tangents: Any, fn: str) -> tuple[list, list]:
 def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False,
         has_aux: bool = False) -> tuple:
     """``(func(*primals), J·tangents)`` (and ``aux``) by forward-mode AD; ``primals`` is a
-    tuple of (pytrees of) tensors and ``tangents`` the same structure."""
+    tuple of (pytrees of) tensors and ``tangents`` the same structure. ``strict`` refuses
+    an output that does not depend on the primals (otherwise its tangent is zeros)."""
     p_leaves, t_leaves = _check_primals(primals, tangents, "jvp")
     level = _fw.enter_level()
     try:
@@ -62,6 +63,10 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False,
                 raise RuntimeError(f"jvp(f, primals, tangents): Expected f(*primals) to be "
                                    f"a Tensor or a pytree of Tensors, got {type(o).__name__}")
             p, t = _fw.unpack_dual(o, level)
+            if t is None and strict:
+                raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f "
+                                   "is independent of the inputs. This is not allowed with "
+                                   "strict=True.")
             values.append(p)
             jvps.append(zeros_like(p) if t is None else t)
         if has_aux:

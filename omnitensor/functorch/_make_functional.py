@@ -1,19 +1,16 @@
-"""``functorch`` (under ``as_torch``): the transforms of :mod:`omnitensor.func` under
-functorch's names, and functorch's older stateless-module API: ``make_functional``,
-``make_functional_with_buffers``, ``combine_state_for_ensemble``.
+"""functorch's stateless-module API: ``make_functional``,
+``make_functional_with_buffers``, ``combine_state_for_ensemble`` (written on
+:func:`omnitensor.func.functional_call` and :func:`omnitensor.func.stack_module_state`).
 """
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from .func import (functionalize, grad, grad_and_value, hessian, jacfwd, jacrev, jvp,
-                   linearize, vjp, vmap)
-from .func.module import functional_call, stack_module_state
+from ..func.module import functional_call, stack_module_state
 
-__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-           "functionalize", "linearize", "make_functional", "make_functional_with_buffers",
-           "combine_state_for_ensemble", "FunctionalModule", "FunctionalModuleWithBuffers"]
+__all__ = ["make_functional", "make_functional_with_buffers", "combine_state_for_ensemble",
+           "FunctionalModule", "FunctionalModuleWithBuffers"]
 
 
 class FunctionalModule:

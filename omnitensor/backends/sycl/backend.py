@@ -32,6 +32,7 @@ registry imports it on first use of a ``sycl`` device).
 """
 from __future__ import annotations
 
+import inspect
 import math
 
 from typing import Any
@@ -76,6 +77,27 @@ def _real_rsqrt_only(fn: Any) -> Any:
 
 
 _rsqrt = _real_rsqrt_only(getattr(dpnp, "rsqrt", None))
+
+
+#: Backend API methods that call no dpnp code (identity, capability, bookkeeping), or that
+#: wait for the queue (``synchronize``: others may submit meanwhile)
+_NO_DPNP = frozenset((
+    "device_count", "device_index", "device_info", "device_timer", "dtype_unsupported_reason",
+    "hook", "memory_stats", "supports_dtype", "synchronize", "unavailable_reason", "version",
+    "wide_accumulation", "accepts_dlpack_device"))
+
+
+def _dpnp_entry_points(be: Any) -> list[str]:
+    """The names of ``be``'s primitives and hooks that may call into dpnp: every callable
+    the backend contract (``base.Backend``) names, the elementwise attributes and the
+    linalg/FFT hooks, less ``_NO_DPNP``."""
+    from ..base import Backend
+    names = {n for n in dir(Backend) if not n.startswith("_")}
+    names |= {n for n in be.__dict__ if n.startswith(("linalg_", "fft_"))}
+    names |= set(UNARY) | set(BINARY) | {"rsqrt", "erf", "erfc"}
+    return sorted(n for n in names - _NO_DPNP
+                  if callable(getattr(be, n, None)) and not isinstance(
+                      inspect.getattr_static(type(be), n, None), (property, staticmethod, type)))
 
 
 class SyclBackend(NamespaceBackend):
@@ -138,6 +160,8 @@ class SyclBackend(NamespaceBackend):
         for name in list(self.__dict__):  # oneMKL LAPACK/FFT run host tasks and wait too
             if name.startswith(("linalg_", "fft_")):
                 setattr(self, name, sync.one_at_a_time(sync.drains_first(self.__dict__[name])))
+        for name in _dpnp_entry_points(self):  # one thread inside dpnp at a time (sync.py)
+            setattr(self, name, sync.serialized(getattr(self, name)))
 
     # ------------------------------------------------------------ identity, capability
     def unavailable_reason(self) -> str | None:

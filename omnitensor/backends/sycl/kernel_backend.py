@@ -31,10 +31,13 @@ from . import library, runtime  # noqa: E402
 
 _DEVICES = discover(prefer_opencl=True)
 
-#: multiply-adds from which a float matmul goes to oneMKL instead of the generated GEMM
-#: (measured on the Intel OpenCL CPU runtime, ``benchmarks/sycl_backend.py``: the generated
-#: kernel wins below, oneMKL's ~100 us of dpnp overhead is amortised above)
-ONEMKL_MIN_MACS = 1 << 21
+#: multiply-adds from which a float matmul goes to oneMKL instead of the generated GEMM.
+#: Measured in a stream of kernels (``benchmarks/sycl_backend.py --rows crossover``; Intel
+#: OpenCL CPU runtime): alone, oneMKL already wins at 64x256x256 (4M), but on a CPU device
+#: its GEMM is a SYCL host task, so the call waits for the queued kernels and the kernels
+#: after it wait for the host task; between kernels the two cross over near 8M (an eager MLP
+#: step with 64x256x256 products: 5.0x eager cpu's time through oneMKL, 3.2x without)
+ONEMKL_MIN_MACS = 1 << 23
 
 
 def _pool_limit(dev: Any) -> int:

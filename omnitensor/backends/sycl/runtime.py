@@ -38,6 +38,7 @@ from dpctl.memory import MemoryUSMDevice, USMAllocationError
 from ...errors import BackendError, UnsupportedDTypeError
 from .. import host_memory
 from ..opencl.device import DeviceState
+from . import build
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _KNOWN = frozenset(np.dtype(d) for d in (
@@ -243,7 +244,7 @@ class SyclState(DeviceState):
 
     # ------------------------------------------------------------------- runtime
     def build_program(self, source: str, options: tuple[str, ...]) -> Any:
-        return dpp.create_program_from_source(self.queue, source, " ".join(options))
+        return build.build(self.queue, source, " ".join(options))  # the GIL released
 
     def make_kernel(self, prg: Any, name: str) -> SyclKernel:
         return SyclKernel(prg.get_sycl_kernel(name), self.queue, self.dummy.mem)

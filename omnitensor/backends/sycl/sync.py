@@ -112,6 +112,32 @@ def drains_first(fn: Any) -> Any:
 #: GIL released, so threads queue up here instead.
 ONEMKL_LOCK = threading.Lock()
 
+#: one thread at a time inside dpnp, on the dpnp fallback (``backend.py``). Why (the
+#: fallback hung in ~5 of 6 runs of ``tests/backends/test_threads_upload.py`` with 4
+#: threads, after ``ONEMKL_LOCK``): every pybind11 extension of dpctl and dpnp that converts
+#: dpctl objects (``dpctl4pybind11.hpp``'s type casters) first builds a function-local
+#: static, ``dpctl::detail::dpctl_capi::get()::api``, once per extension module; its
+#: constructor allocates a ``dpctl.memory.MemoryUSMHost``, which releases the GIL. Caught
+#: with gdb in ``dpctl/utils/_seq_order_keeper`` (which every dpnp op calls): one thread
+#: inside the constructor waiting for the GIL (``_Memory__cinit_alloc`` -> ``take_gil``),
+#: another holding the GIL blocked in ``__cxa_guard_acquire`` on the same static (a scalar
+#: multiply through ``_copy_numpy_ndarray_into_usm_ndarray``). Any first call into any of
+#: those modules can race so, so the fallback's primitives take turns (``serialized``);
+#: reentrant, because primitives call primitives. The generated backend calls dpnp only
+#: under ``ONEMKL_LOCK``.
+DPNP_LOCK = threading.RLock()
+
+
+def serialized(fn: Any) -> Any:
+    """Wrap a primitive that calls into dpnp so that threads take turns (``DPNP_LOCK``)."""
+    def call(*args: Any, **kw: Any) -> Any:
+        with DPNP_LOCK:
+            return fn(*args, **kw)
+    call.__name__ = getattr(fn, "__name__", "call")
+    call.__doc__ = getattr(fn, "__doc__", None)
+    call.__wrapped__ = fn  # type: ignore[attr-defined]
+    return call
+
 
 def one_at_a_time(fn: Any) -> Any:
     """Wrap a dpnp routine that reaches oneMKL so that threads take turns (see

@@ -4,8 +4,9 @@ A Module owns parameters (trainable :class:`Parameter` leaves), buffers (non-tra
 state such as BatchNorm's running statistics) and child modules, all registered by plain
 attribute assignment. Everything here is device-agnostic: ``to(device)`` swaps the storage
 of each parameter in place, so an optimizer built before the move still holds the same
-Parameter objects (as in torch). State dicts live in ``module_state.py`` (a mixin),
-backward hooks in ``backward_hooks.py``.
+Parameter objects (as in torch). State dicts live in ``module_state.py`` (a mixin), the
+rest of torch's Module API in ``module_more.py`` (a mixin), backward hooks in
+``backward_hooks.py``.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ..core.device import Device
 from ..core.graph import is_grad_enabled, no_grad_ctx
 from ..core.tensor import Tensor
 from ..core.hooks import RemovableHandle
+from .module_more import ModuleMoreMixin
 from .module_state import IncompatibleKeys, StateDictMixin, _hook_ids
 from .parameter import Parameter
 
@@ -63,7 +65,7 @@ def _parse_to(args: tuple, kwargs: dict) -> tuple[Any, Any]:
     return device, dtype
 
 
-class Module(StateDictMixin):
+class Module(StateDictMixin, ModuleMoreMixin):
     """Base class of every layer and model. Subclasses call ``super().__init__()`` first,
     assign parameters/submodules as attributes and define ``forward``."""
 
@@ -90,6 +92,8 @@ class Module(StateDictMixin):
         setattr_(self, "_backward_pre_hooks", OrderedDict())
         setattr_(self, "_forward_pre_hooks_with_kwargs", set())
         setattr_(self, "_state_dict_hooks", OrderedDict())
+        setattr_(self, "_state_dict_pre_hooks", OrderedDict())
+        setattr_(self, "_load_state_dict_pre_hooks", OrderedDict())
         setattr_(self, "_load_state_dict_post_hooks", OrderedDict())
 
     # ---------------------------------------------------------------- registration

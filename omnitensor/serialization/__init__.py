@@ -36,12 +36,15 @@ from .legacy_format import (PickleScanner, is_tar, pickle_for_legacy, read_legac
 from .locations import LoadedStorage, MapLocation
 from .rebuild import LoadContext
 from .safetensors_format import _Decoder  # noqa: F401 - the attack tests drive it directly
+from .torch_module_api import *  # noqa: F401,F403 - the rest of torch.serialization
+from .torch_module_api import __all__ as _TORCH_MODULE_API
 from .torch_names import allowed_globals
 from .zip_format import is_zip, pickle_for_zip, read_zip, write_zip
 
 __all__ = ["save", "load", "CheckpointError", "WeightsOnlyError", "add_safe_globals",
            "safe_globals", "get_safe_globals", "clear_safe_globals",
-           "get_unsafe_globals_in_checkpoint", "DEFAULT_PROTOCOL", "LoadedStorage"]
+           "get_unsafe_globals_in_checkpoint", "DEFAULT_PROTOCOL", "LoadedStorage",
+           *_TORCH_MODULE_API]
 
 #: the pickle protocol torch writes (and the only one ``save`` writes)
 DEFAULT_PROTOCOL = 2

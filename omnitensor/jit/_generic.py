@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["generalize", "solve", "instantiate", "NoFit"]
+__all__ = ["generalize", "solve", "instantiate", "check_template", "NoFit"]
 
 SYM, SYMF = "$sym", "$symf"
 
@@ -83,6 +83,35 @@ def instantiate(tree: Any, n: int) -> Any:
     if isinstance(tree, list):
         return [instantiate(v, n) for v in tree]
     return tree
+
+
+def check_template(tmpl: dict) -> None:
+    """Refuse a template read from a file whose symbolic entries are not ``[c, a]`` with
+    integers ``c`` and ``a != 0`` of sane size (``solve`` divides by ``a``)."""
+    from ._program import ProgramError
+
+    def walk(tree: Any, depth: int) -> None:
+        if depth > 256:
+            raise ProgramError("omnitensor.jit.load: invalid program: template nested too "
+                               "deeply")
+        if isinstance(tree, dict):
+            if SYM in tree or SYMF in tree:
+                ca = tree.get(SYM, tree.get(SYMF))
+                if len(tree) != 1 or not (isinstance(ca, list) and len(ca) == 2 and all(
+                        isinstance(x, int) and not isinstance(x, bool) and abs(x) < 1 << 40
+                        for x in ca) and ca[1] != 0):
+                    raise ProgramError(f"omnitensor.jit.load: invalid program: template "
+                                       f"entry {str(tree)[:80]}")
+                return
+            for v in tree.values():
+                walk(v, depth + 1)
+        elif isinstance(tree, list):
+            for v in tree:
+                walk(v, depth + 1)
+    for part in ("key", "graph", "out_spec"):
+        walk(tmpl[part], 0)
+    if not isinstance(tmpl["key"], list):
+        raise ProgramError("omnitensor.jit.load: invalid program: template key")
 
 
 def _first_sym(template: Any, tree: Any) -> int | None:

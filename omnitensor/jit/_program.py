@@ -15,11 +15,13 @@ import json
 import zipfile
 from typing import Any
 
+import math
+
 import numpy as np
 
 from ..backends.base import BINARY, REDUCTIONS, UNARY
 
-__all__ = ["FORMAT", "VERSION", "write", "read", "ProgramError", "OPS"]
+__all__ = ["FORMAT", "VERSION", "write", "read", "read_bytes", "ProgramError", "OPS"]
 
 FORMAT = "omnitensor.jit.program"
 VERSION = 1
@@ -37,6 +39,41 @@ _DTYPES = frozenset(("float16", "bfloat16", "float32", "float64", "complex64", "
                      "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                      "bool"))
 _KINDS = frozenset(("arg", "param", "buffer", "const"))
+
+#: each dtype's kind (NumPy's letter) and item size
+INFO = {"bool": ("b", 1), "int8": ("i", 1), "int16": ("i", 2), "int32": ("i", 4),
+         "int64": ("i", 8), "uint8": ("u", 1), "uint16": ("u", 2), "uint32": ("u", 4),
+         "uint64": ("u", 8), "float16": ("f", 2), "bfloat16": ("f", 2), "float32": ("f", 4),
+         "float64": ("f", 8), "complex64": ("c", 8), "complex128": ("c", 16)}
+
+
+def is_int(x: Any) -> bool:
+    """Whether ``x`` is an int (not a bool)."""
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def numel(shape: tuple[int, ...]) -> int:
+    """The number of elements of ``shape``."""
+    return math.prod(shape)
+
+
+def fits(value: Any, dtype: str) -> bool:
+    """Whether the Python scalar ``value`` is one a primitive of ``dtype`` may take."""
+    kind = INFO[dtype][0]
+    if isinstance(value, bool):
+        return True
+    if kind == "b":
+        return False
+    if is_int(value):
+        if kind in "iu":
+            bits = 8 * INFO[dtype][1]
+            lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if kind == "i" else \
+                (0, (1 << bits) - 1)
+            return lo <= value <= hi
+        return True
+    if isinstance(value, float):
+        return kind in "fc"
+    return isinstance(value, complex) and kind == "c"
 
 
 class ProgramError(ValueError):
@@ -70,9 +107,39 @@ def write(path: Any, meta: dict, arrays: dict[str, np.ndarray]) -> None:
             f.write(buf.getvalue())
 
 
-def read(path: Any) -> tuple[dict, dict[str, np.ndarray]]:
-    """``(meta, arrays)`` of a saved program, validated; raises :class:`ProgramError`."""
-    raw = path.read() if hasattr(path, "read") else open(path, "rb").read()
+def read_bytes(f: Any) -> bytes:
+    """The bytes of a path (a regular file only: a FIFO or a device is refused before a
+    byte is read) or of a binary stream."""
+    from ..serialization.files import CheckpointError, read_checkpoint_bytes
+    try:
+        return read_checkpoint_bytes(f)[0]
+    except CheckpointError as e:
+        raise ProgramError(f"omnitensor.jit.load: {e}".replace("a checkpoint", "a program")) \
+            from None
+
+
+def _member(z: zipfile.ZipFile, name: str, budget: list[int]) -> bytes:
+    """One member's bytes, refused when it (with the members before it) would decompress
+    to more than ``budget[0]`` bytes (a zip bomb): declared sizes are checked before
+    inflating, and the inflated stream is cut at the budget whatever it declared."""
+    info = z.getinfo(name)
+    if info.file_size > budget[0]:
+        raise ProgramError(f"omnitensor.jit.load: {name} would decompress to "
+                           f"{info.file_size} bytes, over this file's limit (max_bytes="
+                           f"{budget[0]}); if you trust the file, pass a larger max_bytes= "
+                           f"to omnitensor.jit.load")
+    with z.open(info) as stream:
+        data = stream.read(budget[0] + 1)
+    if len(data) > budget[0]:
+        raise ProgramError(f"omnitensor.jit.load: {name} decompresses to more than its "
+                           f"limit of {budget[0]} bytes")
+    budget[0] -= len(data)
+    return data
+
+
+def read(raw: bytes, max_bytes: int) -> tuple[dict, dict[str, np.ndarray]]:
+    """``(meta, arrays)`` of a saved program's bytes, validated; raises
+    :class:`ProgramError`. The members may decompress to ``max_bytes`` bytes in all."""
     if raw[:2] == b"\x80\x02" or raw[:1] == b"\x80":
         raise ProgramError("omnitensor.jit.load: this is a pickle file; omnitensor.jit.load "
                            "never unpickles (it runs only programs saved by "
@@ -80,7 +147,7 @@ def read(path: Any) -> tuple[dict, dict[str, np.ndarray]]:
     try:
         z = zipfile.ZipFile(io.BytesIO(raw))
         names = set(z.namelist())
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError):
         raise ProgramError("omnitensor.jit.load: not an omnitensor.jit program (expected a "
                            "zip file written by omnitensor.jit.save)") from None
     if names != {_GRAPH, _TENSORS}:
@@ -90,10 +157,19 @@ def read(path: Any) -> tuple[dict, dict[str, np.ndarray]]:
         raise ProgramError(f"omnitensor.jit.load: not an omnitensor.jit program{what}: "
                            f"expected exactly {_GRAPH} and {_TENSORS}, found "
                            f"{sorted(names)[:6]}")
+    budget = [max_bytes]
     try:
-        meta = json.loads(z.read(_GRAPH).decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ProgramError(f"omnitensor.jit.load: {_GRAPH} is not valid JSON ({e})") from None
+        graph_text = _member(z, _GRAPH, budget)
+        tensor_bytes = _member(z, _TENSORS, budget)
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError) as e:
+        if isinstance(e, ProgramError):
+            raise
+        raise ProgramError(f"omnitensor.jit.load: the zip file is corrupt ({e})") from None
+    try:
+        meta = json.loads(graph_text.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        raise ProgramError(f"omnitensor.jit.load: {_GRAPH} is not valid JSON "
+                           f"({str(e)[:200] or type(e).__name__})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ProgramError("omnitensor.jit.load: not an omnitensor.jit program (format tag "
                            "missing)")
@@ -103,12 +179,17 @@ def read(path: Any) -> tuple[dict, dict[str, np.ndarray]]:
     from safetensors import SafetensorError
     from safetensors.numpy import load
     try:
-        arrays = load(z.read(_TENSORS))
-    except (SafetensorError, ValueError, OSError) as e:
+        arrays = load(tensor_bytes)
+    except (SafetensorError, ValueError, OSError, TypeError) as e:
         raise ProgramError(f"omnitensor.jit.load: {_TENSORS} is corrupt ({e})") from None
     dtypes = meta.get("tensor_dtypes", {})
+    if not isinstance(dtypes, dict):
+        raise ProgramError("omnitensor.jit.load: invalid program: tensor_dtypes")
     for k, a in list(arrays.items()):
         if dtypes.get(k) == "bfloat16":
+            if a.dtype != np.uint16:
+                raise ProgramError(f"omnitensor.jit.load: invalid program: {k} is marked "
+                                   f"bfloat16 but stored as {a.dtype}")
             import ml_dtypes
             arrays[k] = a.view(ml_dtypes.bfloat16)
     return meta, arrays

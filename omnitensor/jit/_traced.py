@@ -32,6 +32,7 @@ from ..core.tensor import Tensor, _make
 from ..compiler.capture import tensors_in as _flat
 from ..nn.module import Module
 from ..nn.parameter import Parameter
+from ._retarget import host_consts, retarget
 
 __all__ = ["ScriptModule", "ScriptFunction", "TracedModule", "TracingError", "trace",
            "script", "is_tracing"]
@@ -102,64 +103,6 @@ def _describe(key: str) -> str:
 
 
 # ------------------------------------------------------------------------ one graph
-def retarget(graph: Any, device: str) -> Any:
-    """``graph`` for another device: the device index of creation primitives follows, and
-    when the graph was captured on a backend that broadcasts natively (NumPy) for one that
-    does not, the elementwise operands it left unbroadcast get explicit ``broadcast_to``
-    nodes (the primitive contract's operands are broadcast by core; core skips that where
-    the backend does it itself)."""
-    import copy
-    from ..backends.base import BINARY
-    from ..compiler.ir import Node, Value
-    g = copy.copy(graph)
-    g.device = device
-    dev = as_device(device)
-    index = dev.index or 0
-    explicit = not getattr(dev.backend, "native_broadcasting", False)
-    elementwise = frozenset(BINARY) | {"where", "assign"}
-    slot = {"full": 3, "empty": 2, "arange": 4, "from_numpy": 1, "random_bits": 3}
-    next_id = 1 + max([v.id for n in graph.nodes for v in n.outputs] +
-                      [i.value.id for i in graph.inputs] + [0])
-    nodes = []
-    for n in graph.nodes:
-        k = slot.get(n.op)
-        if k is not None and n.device is None and len(n.args) > k:
-            args = list(n.args)
-            args[k] = index
-            n = Node(n.op, tuple(args), n.kwargs, n.outputs, n.inplace_of, n.region, n.device)
-        if explicit and n.op in elementwise and n.device is None:
-            shape = n.outputs[0].shape if n.outputs else n.args[0].shape
-            args = list(n.args)
-            changed = False
-            for j, a in enumerate(args):
-                if isinstance(a, Value) and tuple(a.shape) != tuple(shape) and \
-                        not (n.op == "assign" and j == 0):
-                    b = Value(next_id, tuple(shape), a.dtype)
-                    next_id += 1
-                    nodes.append(Node("broadcast_to", (a, tuple(shape)), {}, (b,), None,
-                                      n.region, None))
-                    args[j] = b
-                    changed = True
-            if changed:
-                n = Node(n.op, tuple(args), n.kwargs, n.outputs, n.inplace_of, n.region,
-                         n.device)
-        nodes.append(n)
-    g.nodes = nodes
-    return g
-
-
-def host_consts(graph: Any) -> set[int]:
-    """Ids of const inputs that primitives read as host arrays (``from_numpy``,
-    ``assign_from_host``), not as device arrays."""
-    out = set()
-    for n in graph.nodes:
-        if n.op == "from_numpy" and hasattr(n.args[0], "id"):
-            out.add(n.args[0].id)
-        elif n.op == "assign_from_host" and len(n.args) > 1 and hasattr(n.args[1], "id"):
-            out.add(n.args[1].id)
-    return out
-
-
 class _Entry:
     """One captured signature: its graph, the result's structure, constants, plans."""
 
@@ -201,13 +144,38 @@ class _Entry:
                 raise RuntimeError(f"omnitensor.jit: {inp.kind} {inp.name} is on {t.device}, "
                                    f"the call runs on {dev}: move the module and its inputs "
                                    f"to one device")
+            v = inp.value
+            if tuple(t.shape) != tuple(v.shape) or t.dtype.name != v.dtype:
+                # (the graph's primitives were planned for these shapes: a weight replaced
+                # by one of another shape would be read out of bounds)
+                raise RuntimeError(f"omnitensor.jit: {inp.kind} {inp.name} is "
+                                   f"{t.dtype.name}{list(t.shape)}, the program was traced "
+                                   f"for {v.dtype}{list(v.shape)}")
             inputs.append(t._data)
-        arrays = plan(inputs)
+        if self.cost is None:
+            arrays = plan(inputs)
+        else:
+            arrays = _replay_loaded(plan, inputs, dev)
         outs = [_make(a, dev, as_dtype(v.dtype)) for a, v in zip(arrays, self.graph.outputs)]
         return rebuild(self.out_spec, iter(outs))
 
+    #: what one call of a loaded entry does (``_verify.Cost``); None for a traced one
+    cost: Any = None
     n_args = 0
     example: tuple | None = None
+
+
+def _replay_loaded(plan: Any, inputs: list, dev: Any) -> list:
+    """A loaded program's replay: its checks raise as eager code does; anything a backend
+    raises is said to come from the loaded program (never a raw backend error)."""
+    from ..errors import OmnitensorError
+    try:
+        return plan(inputs)
+    except (OmnitensorError, RuntimeError, MemoryError):
+        raise
+    except Exception as e:  # noqa: BLE001 - translated, with its type and message
+        raise RuntimeError(f"omnitensor.jit: the loaded program failed on {dev}: "
+                           f"{type(e).__name__}: {e}") from None
 
 
 def capture(fn: Any, args: tuple, kwargs: dict, who: str) -> tuple[Any, _Entry]:
@@ -296,19 +264,18 @@ class ScriptModule(Module):
     #: batch-generic templates of a loaded program (see _generic), and the keys made from them
     _templates: list = []
     _instantiated: set = set()
+    #: a loaded program's weights (name -> (kind, shape, dtype)) and limits, for templates
+    _checks: Any = None
 
     def _from_template(self, key: str) -> "_Entry | None":
-        from ..compiler.ir import Graph
         from . import _generic
-        from ._program import validate
+        from .serialize import entry_for
+        weights, limits = self._checks
         for t in self._templates:
             n = _generic.solve(t["key"], key)
             if n is None:
                 continue
-            graph = Graph.from_json(json.dumps(_generic.instantiate(t["graph"], n)))
-            validate(graph)
-            entry = _Entry(graph, _generic.instantiate(t["out_spec"], n), t["consts"])
-            entry.n_args = t["n_args"]
+            entry = entry_for(t, n, weights, limits)
             if len(self._instantiated) >= 16:        # keep a few sizes' plans
                 for k in list(self._instantiated)[:8]:
                     self._entries.pop(k, None)

@@ -16,9 +16,9 @@ import numpy as np
 
 from ..core.device import Device, device as as_device
 from ..core.ops.creation import asarray
-from . import _program
+from . import _program, _verify
 from ._program import ProgramError
-from ._traced import ScriptFunction, ScriptModule, _Entry, loaded_module
+from ._traced import ScriptFunction, ScriptModule, _Entry, host_consts, loaded_module
 
 __all__ = ["save", "load", "ProgramError"]
 
@@ -144,35 +144,66 @@ def _target(map_location: Any, saved: str) -> Device:
 
 
 def load(f: Any, map_location: Any = None, _extra_files: Any = None,
-         _restore_shapes: bool = False) -> ScriptModule:
+         _restore_shapes: bool = False, *, max_work: Any = None,
+         max_bytes: Any = None) -> ScriptModule:
     """Read a program written by :func:`save` and bind it to ``map_location`` (default: the
-    device it was traced on). Refuses pickles, TorchScript archives and anything whose
-    graph names an op outside the portable primitives (:class:`ProgramError`)."""
-    from ..compiler.ir import Graph
-    meta, arrays = _program.read(f)
+    device it was traced on). Refuses pickles, TorchScript archives, anything that is not a
+    regular file or stream, and any graph that is not one user code could have run
+    (:class:`ProgramError`; see ``_verify``). One call of the program may do ``max_work``
+    units of work (elements touched plus multiply-adds) and allocate ``max_bytes`` bytes,
+    and the file may decompress to ``max_bytes``; by default both grow with the file's
+    size (``_verify.default_limits``): pass larger ones for a file you trust."""
+    raw = _program.read_bytes(f)
+    limits = _verify.default_limits(len(raw), max_work, max_bytes)
+    meta, arrays = _program.read(raw, limits.bytes)
+    dev = _target(map_location, _saved_device(meta))
     try:
-        entries_meta = list(meta["entries"])
-        weights_meta = dict(meta["weights"])
-    except (KeyError, TypeError):
-        raise ProgramError("omnitensor.jit.load: invalid program: missing entries") from None
-    if not entries_meta:
-        raise ProgramError("omnitensor.jit.load: invalid program: no graph")
+        return _build(meta, arrays, dev, limits)
+    except ProgramError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError,
+            OverflowError, ZeroDivisionError) as e:
+        raise ProgramError(f"omnitensor.jit.load: invalid program ({type(e).__name__}: "
+                           f"{str(e)[:200]})") from None
+
+
+def _saved_device(meta: dict) -> str:
+    try:
+        device = meta["entries"][0]["graph"]["device"]
+        return str(as_device(device))
+    except (KeyError, IndexError, TypeError, ValueError):
+        raise ProgramError("omnitensor.jit.load: invalid program: no graph with a device") \
+            from None
+
+
+def _build(meta: dict, arrays: dict, dev: Device, limits: "_verify.Limits") -> ScriptModule:
+    from ..compiler.ir import Graph
+    entries_meta = meta.get("entries")
+    weights_meta = meta.get("weights")
+    if not isinstance(entries_meta, list) or not entries_meta or \
+            not isinstance(weights_meta, dict):
+        raise ProgramError("omnitensor.jit.load: invalid program: missing entries")
+    weights = {}
+    for name, kind in weights_meta.items():
+        if kind not in ("param", "buffer") or name not in arrays or \
+                not all(name.split(".")):
+            raise ProgramError(f"omnitensor.jit.load: invalid program: weight {name!r}")
+        weights[name] = (kind, asarray(np.array(arrays[name], order="C"), device=dev))
+    specs = {name: (kind, tuple(arrays[name].shape), arrays[name].dtype.name)
+             for name, kind in weights_meta.items()}
     entries: dict[str, _Entry] = {}
-    saved_device = "cpu"
+    saved_device = None
     for em in entries_meta:
-        try:
-            gd = em["graph"]
-            if gd.get("constants"):
-                raise ProgramError("omnitensor.jit.load: invalid program: inline constants")
-            graph = Graph.from_json(json.dumps(gd))
-            out_spec, n_args, consts_meta = em["out_spec"], int(em["n_args"]), em["consts"]
-            key = str(em["key"])
-        except ProgramError:
-            raise
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise ProgramError(f"omnitensor.jit.load: invalid program graph ({e})") from None
-        _program.validate(graph)
+        gd = em["graph"]
+        if gd.get("constants"):
+            raise ProgramError("omnitensor.jit.load: invalid program: inline constants")
+        graph = Graph.from_json(json.dumps(gd))
+        if saved_device not in (None, graph.device):
+            raise ProgramError("omnitensor.jit.load: invalid program: graphs of several "
+                               "devices")
         saved_device = graph.device
+        key = em["key"]
+        consts_meta = em["consts"]
         consts = {}
         for inp in graph.inputs:
             if inp.kind == "const":
@@ -181,47 +212,117 @@ def load(f: Any, map_location: Any = None, _extra_files: Any = None,
                     raise ProgramError(f"omnitensor.jit.load: invalid program: constant "
                                        f"{inp.value.id} missing")
                 consts[inp.value.id] = arrays[name]
-            elif inp.kind in ("param", "buffer"):
-                if inp.name not in arrays or inp.name not in weights_meta:
-                    raise ProgramError(f"omnitensor.jit.load: invalid program: weight "
-                                       f"{inp.name} missing")
-            elif inp.kind == "arg":
-                nm = inp.name
-                if not ((nm.startswith("args[") or nm.startswith("kwargs[")) and
-                        nm.endswith("]") and nm[nm.index("[") + 1:-1].isdigit()):
-                    raise ProgramError(f"omnitensor.jit.load: invalid program: input {nm!r}")
-        entry = _Entry(graph, out_spec, consts)
-        entry.n_args = n_args
-        entries[key] = entry
-    dev = _target(map_location, saved_device)
-    weights = {}
-    for name, kind in weights_meta.items():
-        if kind not in ("param", "buffer") or name not in arrays:
-            raise ProgramError(f"omnitensor.jit.load: invalid program: weight {name!r}")
-        weights[name] = (kind, asarray(np.array(arrays[name], order="C"), device=dev))
+        entries[key] = _checked_entry(graph, key, em["out_spec"], em["n_args"], consts,
+                                      specs, limits)
     first_key, first = next(iter(entries.items()))
-    mod = loaded_module(first, weights, first_key, bool(meta.get("training", False)))
+    mod = loaded_module(first, weights, first_key, meta.get("training", False) is True)
     mod._entries.update(entries)
-    mod._templates = _read_templates(meta.get("templates", []), arrays)
+    mod._templates = _read_templates(meta.get("templates", []), arrays, specs, limits)
+    object.__setattr__(mod, "_checks", (specs, limits))
     return mod
 
 
-def _read_templates(raw: Any, arrays: dict) -> list[dict]:
-    """Templates, each checked by instantiating it once and validating that graph."""
-    from ..compiler.ir import Graph
+def _spec_tensors(spec: Any, depth: int = 0) -> list:
+    """The ``[shape, dtype]`` of each tensor of an argument or result spec (``spec_of``),
+    checking its structure."""
+    if depth > 64 or not isinstance(spec, dict) or len(spec) != 1:
+        raise ProgramError(f"omnitensor.jit.load: invalid program: spec {str(spec)[:80]}")
+    (tag, body), = spec.items()
+    if tag == "T":
+        if not (isinstance(body, list) and len(body) == 2 and isinstance(body[0], list)
+                and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                        for d in body[0]) and isinstance(body[1], str)):
+            raise ProgramError("omnitensor.jit.load: invalid program: tensor spec")
+        return [body]
+    if tag in ("tuple", "list") and isinstance(body, list):
+        return [t for s in body for t in _spec_tensors(s, depth + 1)]
+    if tag == "dict" and isinstance(body, list) and all(
+            isinstance(kv, list) and len(kv) == 2 and isinstance(kv[0], str) for kv in body):
+        return [t for _k, s in body for t in _spec_tensors(s, depth + 1)]
+    if tag == "c" and (body is None or isinstance(body, (bool, int, float, str))):
+        return []
+    raise ProgramError(f"omnitensor.jit.load: invalid program: spec tag {tag!r}")
+
+
+def _checked_entry(graph: Any, key: Any, out_spec: Any, n_args: Any,
+                   consts: dict[int, np.ndarray], weights: dict[str, tuple],
+                   limits: "_verify.Limits") -> _Entry:
+    """One signature's entry, after every check ``_verify`` and the signature allow.
+    ``weights``: the loaded module's ``name -> (kind, shape, dtype)``."""
+    _program.validate(graph)
+    if not isinstance(key, str):
+        raise ProgramError("omnitensor.jit.load: invalid program: entry key")
+    sig = json.loads(key)
+    if not (isinstance(sig, list) and len(sig) == 3 and isinstance(sig[2], bool)):
+        raise ProgramError("omnitensor.jit.load: invalid program: signature")
+    n_pos = len(_spec_tensors(sig[0]))
+    call = _spec_tensors(sig[0]) + _spec_tensors(sig[1])
+    if n_args != n_pos:
+        raise ProgramError("omnitensor.jit.load: invalid program: argument count")
+    if len(_spec_tensors(out_spec)) != len(graph.outputs):
+        raise ProgramError("omnitensor.jit.load: invalid program: the result structure "
+                           "does not match the graph's outputs")
+    for inp in graph.inputs:
+        v = inp.value
+        if inp.kind in ("param", "buffer"):
+            if weights.get(inp.name, ("",))[0] != inp.kind:
+                raise ProgramError(f"omnitensor.jit.load: invalid program: weight "
+                                   f"{inp.name} missing")
+            _kind, shape, dtype = weights[inp.name]
+            if shape != tuple(v.shape) or dtype != v.dtype:
+                raise ProgramError(f"omnitensor.jit.load: invalid program: weight "
+                                   f"{inp.name} is {dtype}{list(shape)}, the graph reads "
+                                   f"it as {v.dtype}{list(v.shape)}")
+        elif inp.kind == "arg":
+            k = _arg_position(inp.name, n_pos)
+            if k >= len(call) or call[k] != [list(v.shape), v.dtype]:
+                raise ProgramError(f"omnitensor.jit.load: invalid program: input "
+                                   f"{inp.name} does not match the signature")
+    checked, cost = _verify.verify(graph, consts, host_consts(graph), limits)
+    entry = _Entry(checked, out_spec, consts)
+    entry.n_args = n_pos
+    entry.cost = cost
+    return entry
+
+
+def _arg_position(name: str, n_pos: int) -> int:
+    """The flat position of the call argument input ``args[k]`` / ``kwargs[k]``."""
+    if not ((name.startswith("args[") or name.startswith("kwargs[")) and name.endswith("]")
+            and name[name.index("[") + 1:-1].isdigit()):
+        raise ProgramError(f"omnitensor.jit.load: invalid program: input {name!r}")
+    k = int(name[name.index("[") + 1:-1])
+    return k + n_pos if name.startswith("kwargs[") else k
+
+
+def _read_templates(raw: Any, arrays: dict, weights: dict[str, tuple],
+                    limits: "_verify.Limits") -> list[dict]:
+    """Templates, each checked by instantiating it once (batch 2) as a loaded entry."""
     from . import _generic
     out = []
     if not isinstance(raw, list):
         raise ProgramError("omnitensor.jit.load: invalid program: templates")
     for t in raw:
-        try:
-            consts = {int(vid): arrays[name] for vid, name in t["consts"].items()}
-            tmpl = {"key": t["key"], "graph": t["graph"], "out_spec": t["out_spec"],
-                    "n_args": int(t["n_args"]), "consts": consts}
-            graph = Graph.from_json(json.dumps(_generic.instantiate(tmpl["graph"], 2)))
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise ProgramError(f"omnitensor.jit.load: invalid program template ({e})") \
-                from None
-        _program.validate(graph)
+        consts = {int(vid): arrays[name] for vid, name in t["consts"].items()}
+        tmpl = {"key": t["key"], "graph": t["graph"], "out_spec": t["out_spec"],
+                "n_args": t["n_args"], "consts": consts}
+        _generic.check_template(tmpl)
+        entry_for(tmpl, 2, weights, limits)
         out.append(tmpl)
     return out
+
+
+def entry_for(tmpl: dict, n: int, weights: dict[str, tuple],
+              limits: "_verify.Limits") -> _Entry:
+    """The checked entry of template ``tmpl`` at batch size ``n``: it may do ``n / 2``
+    times the work and allocation of a batch of 2 (its inputs grow with ``n`` too)."""
+    from ..compiler.ir import Graph
+    from . import _generic
+    graph = Graph.from_json(json.dumps(_generic.instantiate(tmpl["graph"], n)))
+    key = json.dumps(_generic.instantiate(tmpl["key"], n), sort_keys=True)
+    consts = {i.value.id: tmpl["consts"].get(i.value.id) for i in graph.inputs
+              if i.kind == "const"}
+    if any(a is None for a in consts.values()):
+        raise ProgramError("omnitensor.jit.load: invalid program: a template's constant is "
+                           "missing")
+    return _checked_entry(graph, key, _generic.instantiate(tmpl["out_spec"], n),
+                          tmpl["n_args"], consts, weights, limits.scaled(max(1.0, n / 2)))

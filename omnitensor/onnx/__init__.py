@@ -54,10 +54,11 @@ def is_in_onnx_export() -> bool:
     return _EXPORTING[0]
 
 
-def load(f, device=None, *, check=True):  # noqa: ANN001, ANN201 - documented in runtime.load
-    """Read and check an ONNX model and bind it to ``device`` (see ``runtime.load``)."""
+def load(f, device=None, *, check=True, max_work=None):  # noqa: ANN001, ANN201 - see runtime
+    """Read and check an ONNX model and bind it to ``device``, bounding the work one run
+    may do (see ``runtime.load``)."""
     from .runtime import load as _load
-    return _load(f, device, check=check)
+    return _load(f, device, check=check, max_work=max_work)
 
 
 def supported_ops() -> list:

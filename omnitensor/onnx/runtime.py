@@ -17,11 +17,12 @@ import numpy as np
 from ..core.device import Device, device as as_device, get_default_device
 from ..core.ops.creation import asarray
 from ..core.tensor import Tensor
-from . import ops as _ops
+from . import _meter, ops as _ops
 from . import recurrent as _recurrent  # noqa: F401  (registers LSTM/GRU/RNN in ops.OPS)
 
 #: integer tensors of at most this many elements stay on the host (shape arithmetic)
 _HOST_INTS = 64
+_RAISE = "If you trust the model, pass a larger max_work= to omnitensor.onnx.load."
 
 
 def _onnx() -> Any:
@@ -37,11 +38,15 @@ class OnnxModel:
     """A loaded ONNX graph bound to one device. Call it with the inputs in order
     (``model(x)``), or as onnxruntime's session: ``model.run(None, {"input": x})``."""
 
-    def __init__(self, proto: Any, device: Device) -> None:
+    def __init__(self, proto: Any, device: Device, max_work: Any = None,
+                 file_bytes: int | None = None) -> None:
         onnx = _onnx()
         from onnx import numpy_helper
         self.proto = proto
         self.device = device
+        self.max_work = max_work
+        self.file_bytes = proto.ByteSize() if file_bytes is None else file_bytes
+        self._work_limit(0)                  # (checks max_work now, not at the first run)
         graph = proto.graph
         self.opset = max((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")),
                          default=13)
@@ -94,12 +99,15 @@ class OnnxModel:
         for name in self.input_names:
             env[name] = self._feed(name, feed[name])
         from ..core.grad_mode import no_grad_ctx
-        with no_grad_ctx():
+        limit = self._work_limit(sum(t.numel() * t.element_size() for t in
+                                     (env[n] for n in self.input_names)))
+        with no_grad_ctx(), _meter.metered(limit, "the model", _RAISE):
             for op, ins, outs, attrs, label in self._nodes:
                 args = [env[i] if i else None for i in ins]
                 try:
                     res = _ops.OPS[op](_ops.Ctx(self, attrs, len(outs)), *args)
-                except (_ops.OnnxOpError, ValueError, TypeError, IndexError) as e:
+                except (_ops.OnnxOpError, ValueError, TypeError, IndexError,
+                        _meter.WorkLimitError) as e:
                     raise type(e)(f"omnitensor.onnx: node {label!r} ({op}): {e}") from None
                 if not isinstance(res, tuple):
                     res = (res,)
@@ -117,23 +125,88 @@ class OnnxModel:
         outs = self.run(None, dict(zip(self.input_names, inputs)))
         return outs[0] if len(outs) == 1 else tuple(outs)
 
+    def _work_limit(self, input_bytes: int) -> int:
+        """One run's work limit: ``max_work``, else what ``jit.load`` allows a file of
+        this size, counting the inputs' bytes too (work grows with the batch)."""
+        from ..jit._verify import default_limits
+        return default_limits(self.file_bytes + input_bytes, self.max_work).work
+
     def to(self, device: Any) -> "OnnxModel":
         """The same graph bound to another device (weights copied there)."""
-        return OnnxModel(self.proto, as_device(device))
+        return OnnxModel(self.proto, as_device(device), self.max_work, self.file_bytes)
 
 
-def load(f: Any, device: Any = None, *, check: bool = True) -> OnnxModel:
+def load(f: Any, device: Any = None, *, check: bool = True,
+         max_work: Any = None) -> OnnxModel:
     """Read an ONNX model (a path, bytes, a file object or an ``onnx.ModelProto``), check it
-    with ``onnx.checker`` and bind it to ``device`` (default: the default device)."""
+    with ``onnx.checker`` and bind it to ``device`` (default: the default device).
+
+    The file is data: a path must name a regular file (a FIFO or a device is refused
+    before reading), tensors stored outside it must be regular files in its folder (onnx's
+    own checks refuse paths outside it), and one run may do ``max_work`` units of work
+    (elements touched plus multiply-adds, counted at every primitive before it runs; by
+    default what ``omnitensor.jit.load`` allows a file of the model's size plus its
+    inputs' bytes, see ``_meter``). Pass a larger ``max_work`` for a model you trust."""
     onnx = _onnx()
-    if isinstance(f, (str, os.PathLike)):
-        proto = onnx.load(os.fspath(f))
+    size = None
+    if isinstance(f, (str, os.PathLike)) or hasattr(f, "read"):
+        raw = _read(f)
+        size = len(raw)
+        proto = _parse(onnx, raw)
+        if isinstance(f, (str, os.PathLike)):
+            _external_data(onnx, proto, os.path.dirname(os.path.abspath(os.fspath(f))))
     elif isinstance(f, (bytes, bytearray)):
-        proto = onnx.load_from_string(bytes(f))
-    elif hasattr(f, "read"):
-        proto = onnx.load(f)
+        size = len(f)
+        proto = _parse(onnx, bytes(f))
     else:
         proto = f
     if check:
         onnx.checker.check_model(proto)
-    return OnnxModel(proto, get_default_device() if device is None else as_device(device))
+    return OnnxModel(proto, get_default_device() if device is None else as_device(device),
+                     max_work, size)
+
+
+def _read(f: Any) -> bytes:
+    from ..serialization.files import CheckpointError, read_checkpoint_bytes
+    try:
+        return read_checkpoint_bytes(f)[0]
+    except CheckpointError as e:
+        raise ValueError(f"omnitensor.onnx.load: {e}".replace("a checkpoint",
+                                                              "an ONNX model")) from None
+
+
+def _parse(onnx: Any, raw: bytes) -> Any:
+    from google.protobuf.message import DecodeError
+    try:
+        return onnx.load_from_string(raw)
+    except (DecodeError, ValueError, RuntimeError) as e:
+        raise ValueError(f"omnitensor.onnx.load: not a readable ONNX model ({e})") from None
+
+
+def _external_data(onnx: Any, proto: Any, folder: str) -> None:
+    """Load tensors the model keeps in other files, each a regular file in ``folder``."""
+    from onnx import external_data_helper as ext
+    tensors = [t for t in _tensors_of(proto.graph) if ext.uses_external_data(t)]
+    for t in tensors:
+        info = ext.ExternalDataInfo(t)
+        path = os.path.realpath(os.path.join(folder, info.location))
+        if not path.startswith(os.path.realpath(folder) + os.sep) or \
+                not os.path.isfile(path):
+            raise ValueError(f"omnitensor.onnx.load: tensor {t.name!r} names external data "
+                             f"{info.location!r}, which is not a regular file in the "
+                             f"model's folder")
+    if tensors:
+        ext.load_external_data_for_model(proto, folder)
+
+
+def _tensors_of(graph: Any, depth: int = 0) -> list:
+    """Every TensorProto of ``graph``: initializers and node attributes, subgraphs too."""
+    if depth > 64:
+        raise ValueError("omnitensor.onnx.load: subgraphs nested too deeply")
+    out = list(graph.initializer)
+    for node in graph.node:
+        for a in node.attribute:
+            out += ([a.t] if a.HasField("t") else []) + list(a.tensors)
+            for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                out += _tensors_of(g, depth + 1)
+    return out

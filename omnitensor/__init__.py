@@ -88,6 +88,18 @@ from .core.ops.linalg_torch import (chain_matmul, cholesky, cholesky_inverse, ch
                                     triangular_solve, vander)
 from .core.ops.linalg_factor import matrix_exp
 from .core.ops.spectral import istft, stft
+from .core.ops.torch_api import (  # noqa: A004  (complex: torch's name)
+    addbmm, addcdiv, addcmul, addmm, addmv, addr, alias_copy, angle, as_strided_copy,
+    as_strided_scatter, baddbmm, broadcast_shapes, combinations, complex, conj_physical,
+    constant_pad_nd, cummax, cummin, cumulative_trapezoid, diagonal_copy, diagonal_scatter,
+    empty_permuted, empty_strided, expand_copy, fill, fmax, fmin, frexp, gcd, gradient,
+    histogram, histogramdd, index_put, index_reduce, isin, lcm, ldexp, masked_scatter, mode,
+    nanquantile, narrow_copy, native_batch_norm, native_group_norm, native_layer_norm,
+    nonzero_static, permute_copy, polar, put, renorm, resize_as_, resolve_conj, resolve_neg,
+    rsub, scalar_tensor, scatter_reduce, select_scatter, slice_scatter, split_with_sizes_copy,
+    squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy, unique_consecutive,
+    unravel_index, unsafe_chunk, unsafe_split, unsqueeze_copy, view_as_complex, view_as_real,
+    view_copy, zero_)
 from .core.ops.random import (Generator, bernoulli, default_generator, get_rng_state,
                               initial_seed, manual_seed, multinomial, normal, rand, rand_like,
                               randint, randint_like, randn, randn_like, randperm, seed,
@@ -112,7 +124,6 @@ absolute = abs
 bitwise_not = bitwise_invert
 eq, ne, lt, le, gt, ge = equal, not_equal, less, less_equal, greater, greater_equal
 greater_than, less_than = greater, less
-fmax, fmin = maximum, minimum
 power = pow
 trapz = trapezoid  # torch's older name
 float = float32  # noqa: A001  (torch.float)
@@ -230,7 +241,8 @@ _FROM_AMP = {"is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled"
              "is_autocast_cpu_enabled", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype",
              "is_autocast_available"}
 # torch.lgamma & co. live in omnitensor.special (written once there)
-_FROM_SPECIAL = {"lgamma": "gammaln", "digamma": "digamma", "erfinv": "erfinv", "i0": "i0"}
+_FROM_SPECIAL = {"lgamma": "gammaln", "digamma": "digamma", "erfinv": "erfinv", "i0": "i0",
+                 "igamma": "gammainc", "igammac": "gammaincc", "mvlgamma": "multigammaln"}
 # torch.hann_window & co. live in omnitensor.signal.windows (torch.signal.windows)
 _WINDOWS = {"hann_window", "hamming_window", "blackman_window", "bartlett_window",
             "kaiser_window"}

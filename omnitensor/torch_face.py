@@ -28,6 +28,7 @@ from .core.ops import gather as _gather
 from .core.ops import reduction as _reduction
 from .core.ops import shape as _shape
 from .core.ops import sorting as _sorting
+from .core.ops.out_arg import write_out as _write_out
 from .core.tensor import Tensor as _Tensor
 from .version import __version__, torch_api_version  # noqa: F401 - torch.__version__
 
@@ -163,6 +164,110 @@ def linspace(start: _Any, end: _Any, steps: int, *, dtype: _Any = None,
 
 def _scalar(v: _Any) -> _Any:
     return v.item() if isinstance(v, _Tensor) else v
+
+
+# ------------------------------------------------------- torch's stricter call forms
+def arange(start: _Any = 0, end: _Any = None, step: _Any = 1, *, out: _Any = None,
+           dtype: _Any = None, layout: _Any = None, device: _Any = None,
+           pin_memory: bool = False, requires_grad: bool = False) -> _Tensor:
+    """torch's ``arange(start=0, end, step=1)`` (``end=`` by keyword too); bounds that
+    contradict the step's sign are an error (the Array API gives an empty range)."""
+    if end is None:
+        start, end = 0, start
+    s, e, st = (_scalar(v) for v in (start, end, step))
+    if st != 0 and (e - s) * st < 0:
+        raise ValueError(f"arange: upper bound and lower bound inconsistent with step sign "
+                         f"(start={s}, end={e}, step={st})")
+    res = _creation.arange(s, e, st, dtype=dtype, device=device,
+                           requires_grad=requires_grad)
+    return _write_out("arange", res, out)
+
+
+def logspace(start: _Any, end: _Any, steps: int, base: float = 10.0, *, dtype: _Any = None,
+             device: _Any = None, requires_grad: bool = False, layout: _Any = None,
+             pin_memory: bool = False, out: _Any = None) -> _Tensor:
+    """torch's ``logspace`` (0-d tensor ends read as numbers)."""
+    res = _creation.logspace(_scalar(start), _scalar(end), steps, base, dtype=dtype,
+                             device=device, requires_grad=requires_grad)
+    return _write_out("logspace", res, out)
+
+
+def _tensor_operands(fn: _Any, name: str, both: _b.bool) -> _Any:
+    """``fn`` refusing Python numbers where torch does: for ``both``, as either operand
+    (``atan2(x, 2)``); otherwise as the first (``eq(2, x)``)."""
+    import functools
+
+    @functools.wraps(fn)
+    def checked(*args: _Any, **kwargs: _Any) -> _Any:
+        for pos, arg in enumerate(("input", "other")[:2 if both else 1]):
+            value = args[pos] if pos < len(args) else kwargs.get(arg, None)
+            if pos < len(args) or arg in kwargs:
+                if not isinstance(value, _Tensor):
+                    raise TypeError(f"{name}(): argument '{arg}' (position {pos + 1}) must "
+                                    f"be Tensor, not {type(value).__name__}")
+        return fn(*args, **kwargs)
+    return checked
+
+
+for _name in ("atan2", "arctan2", "maximum", "minimum", "fmax", "fmin", "logaddexp",
+              "logaddexp2", "logical_and", "logical_or", "logical_xor", "hypot",
+              "nextafter", "heaviside", "isclose"):
+    globals()[_name] = _tensor_operands(getattr(_ot, _name), _name, True)
+
+
+def xlogy(input: _Any, other: _Any, *, out: _Any = None) -> _Tensor:  # noqa: A002
+    """torch's ``xlogy``: a number may stand for one operand, not for both."""
+    if not isinstance(input, _Tensor) and not isinstance(other, _Tensor):
+        raise TypeError(f"xlogy(): expected a Tensor among the arguments, got "
+                        f"({type(input).__name__}, {type(other).__name__})")
+    return _write_out("xlogy", _composite.xlogy(input, other), out)
+
+
+def igamma(input: _Tensor, other: _Tensor, *, out: _Any = None) -> _Tensor:  # noqa: A002
+    """torch's ``igamma`` (``special.gammainc``), of tensors only."""
+    return _write_out("igamma", _tensor_operands(_ot.special.gammainc, "igamma", True)(
+        input, other), out)
+
+
+def igammac(input: _Tensor, other: _Tensor, *, out: _Any = None) -> _Tensor:  # noqa: A002
+    """torch's ``igammac`` (``special.gammaincc``), of tensors only."""
+    return _write_out("igammac", _tensor_operands(_ot.special.gammaincc, "igammac", True)(
+        input, other), out)
+
+
+def mean(input: _Tensor, dim: _Any = None, keepdim: bool = False, *,  # noqa: A002
+         dtype: _Any = None, out: _Any = None, axis: _Any = _UNSET,
+         keepdims: _Any = _UNSET) -> _Tensor:
+    """torch's ``mean``: of floating or complex tensors (or with such a ``dtype``);
+    torch refuses to guess a dtype for the mean of integers, as here."""
+    d = input.dtype if dtype is None else _ot.as_dtype(dtype)
+    if d.kind not in "fc":
+        which = "Input" if dtype is None else "Optional"
+        raise _ot.DTypeError(f"mean(): could not infer output dtype. {which} dtype must be "
+                             f"either a floating point or complex dtype. Got: {d.name}")
+    keep = keepdim if keepdims is _UNSET else keepdims
+    res = _reduction.mean(input, _dim(dim, axis), keep, dtype=dtype)
+    return _write_out("mean", res, out)
+for _name in ("copysign", "eq", "ne", "lt", "le", "gt", "ge", "fmod", "greater", "less",
+              "greater_equal", "less_equal", "not_equal"):
+    globals()[_name] = _tensor_operands(getattr(_ot, _name), _name, False)
+for _name, _fn in (("max", max), ("min", min)):  # max(a, b): the binary form too
+    globals()[_name] = _tensor_operands(_fn, _name, False)
+del _name, _fn
+
+
+_GRID_MODES = ("bilinear", "nearest", "bicubic")
+_GRID_PADDINGS = ("zeros", "border", "reflection")
+
+
+def grid_sampler_2d(input: _Tensor, grid: _Tensor, interpolation_mode: int,  # noqa: A002
+                    padding_mode: int, align_corners: bool) -> _Tensor:
+    """torch's ``grid_sampler_2d``: ``nn.functional.grid_sample`` with the modes as
+    torch's enum values (interpolation 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros,
+    1 border, 2 reflection); bicubic is refused, as ``grid_sample`` refuses it."""
+    from .nn.functional import grid_sample
+    return grid_sample(input, grid, _GRID_MODES[interpolation_mode],
+                       _GRID_PADDINGS[padding_mode], align_corners)
 
 
 # ---------------------------------------------------------------- the namespace

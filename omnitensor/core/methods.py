@@ -169,24 +169,6 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     return self
 
 
-def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-    """``self += value * tensor1 * tensor2`` in place (torch)."""
-    return self.add_(tensor1 * tensor2, alpha=value)
-
-
-def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-    """``self += value * tensor1 / tensor2`` in place (torch)."""
-    return self.add_(tensor1 / tensor2, alpha=value)
-
-
-def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-    return self + value * tensor1 * tensor2
-
-
-def addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-    return self + value * tensor1 / tensor2
-
-
 def deepcopy(self: Tensor, memo: dict) -> Tensor:
     """``copy.deepcopy``: a detached copy with the same requires_grad (and a copy of
     ``.grad``); pickling stays refused."""
@@ -326,7 +308,7 @@ def _bind_methods() -> None:
         "sub": "subtract", "mul": "multiply", "arctan2": "atan2", "bitwise_not":
         "bitwise_invert", "eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
         "gt": "greater", "ge": "greater_equal", "greater_than": "greater",
-        "less_than": "less", "power": "pow", "fmax": "maximum", "fmin": "minimum",
+        "less_than": "less", "power": "pow",
     }
     for alias, name in aliases.items():
         setattr(T, alias, getattr(T, name))
@@ -401,7 +383,6 @@ def _bind_methods() -> None:
         setattr(T, name, fn)
     # filling, copying, random
     T.zero_, T.fill_, T.copy_ = zero_, fill_, copy_
-    T.addcmul_, T.addcdiv_, T.addcmul, T.addcdiv = addcmul_, addcdiv_, addcmul, addcdiv
     T.__deepcopy__ = deepcopy
     T.backward = tensor_backward
     T.__new__ = staticmethod(_construct)  # type: ignore[method-assign]
@@ -416,6 +397,7 @@ def _bind_methods() -> None:
     T.deg2rad, T.rad2deg = composite.deg2rad, composite.rad2deg
     torch_extras.bind(T)
     _bind_sparse(T)  # to_sparse/to_dense/indices... and the sparse classes (core/sparse)
+    _bind_legacy(T)  # Tensor.type, is_xpu/is_opencl..., data_ptr (core/legacy.py)
     from .ops import storage
     T.storage_offset, T.as_strided = storage.storage_offset, storage.as_strided
     T.untyped_storage, T.storage = storage.untyped_storage, storage.typed_storage
@@ -427,7 +409,8 @@ def _bind_methods() -> None:
     from .ops import spectral
     T.stft, T.istft = spectral.stft, spectral.istft
     T.share_memory_, T.is_shared = _share_memory_, _is_shared  # core/shared_memory.py
-    _bind_legacy(T)  # Tensor.type, is_xpu/is_opencl..., data_ptr (core/legacy.py)
+    from .ops import torch_api  # addmm, scatter_reduce, cummax... (core/ops/torch_api.py)
+    torch_api.bind(T)
 
 
 def _construct(cls: type, *args: Any, **kwargs: Any) -> Tensor:

@@ -130,5 +130,8 @@ def test_flip_tile_and_scatter_method_spellings_like_torch(device):
     assert z.scatter(0, i, ot.ones(1, 3, device=device), reduce="add").tolist() == \
         [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
     assert z.scatter(0, i, value=5.0).tolist() == [[5.0, 0.0, 5.0], [0.0, 5.0, 0.0]]
-    with pytest.raises(NotImplementedError, match="reduce='add'"):
-        z.scatter(0, i, 1.0, reduce="multiply")
+    twos = ot.full((2, 3), 2.0, device=device)  # torch: reduce='multiply' (value 3.0)
+    assert twos.scatter(0, i, 3.0, reduce="multiply").tolist() == \
+        [[6.0, 2.0, 6.0], [2.0, 6.0, 2.0]]
+    with pytest.raises(ValueError, match="reduce"):
+        z.scatter(0, i, 1.0, reduce="max")

@@ -52,6 +52,16 @@ def lerp(start: Tensor, end: Any, weight: Any) -> Tensor:
 
 def isclose(a: Tensor, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
+    """``|a - b| <= atol + rtol * |b|`` elementwise (or equal; NaNs equal with
+    ``equal_nan``); bool tensors compare for equality (torch)."""
+    if rtol < 0:
+        raise ValueError(f"isclose: rtol must be greater than or equal to zero, but got "
+                         f"{rtol}")
+    if atol < 0:
+        raise ValueError(f"isclose: atol must be greater than or equal to zero, but got "
+                         f"{atol}")
+    if a.dtype is _dt.bool_ and (not isinstance(b, Tensor) or b.dtype is _dt.bool_):
+        return a == b
     with no_grad_ctx():
         close = (a - b).abs() <= atol + rtol * (b.abs() if isinstance(b, Tensor) else abs(b))
         close = close | (a == b)
@@ -83,6 +93,8 @@ def trace(x: Tensor) -> Tensor:
 def diff(x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Any = None,
          append: Any = None) -> Tensor:
     """n-th forward difference along ``axis`` (Array API / NumPy)."""
+    if n < 0:
+        raise ValueError(f"diff: order must be non-negative but got {n}")
     if prepend is not None or append is not None:
         parts = [p for p in (prepend, x, append) if p is not None]
         x = cat([p if isinstance(p, Tensor) else x.new_full((1,) * x.ndim, p)

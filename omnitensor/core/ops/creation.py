@@ -347,6 +347,11 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
         d = _dt.get_default_dtype() if any(isinstance(v, float) for v in vals) else _dt.int64
     else:
         d = _dt.as_dtype(dtype)
+    if d.kind in "iu":  # an integer range takes integer bounds and step (torch truncates)
+        start, stop, step = (_trunc(v) for v in (start, stop, step))
+        if step == 0:
+            raise ValueError("arange: step must be nonzero (after truncation to the integer "
+                             "dtype)")
     n = max(0, math.ceil((stop - start) / step))
     dev = resolve_device(device)
     _checked(dev, d)
@@ -358,10 +363,25 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     return t
 
 
+def _trunc(v: Any) -> Any:
+    """A float bound or step of an integer range, truncated toward zero (torch); an
+    infinite one stays (the size check refuses it)."""
+    return int(v) if isinstance(v, float) and math.isfinite(v) else v
+
+
+def _steps(num: Any) -> int:
+    if isinstance(num, bool) or not isinstance(num, (int, np.integer)):
+        raise TypeError(f"linspace/logspace: the number of steps must be an int, got "
+                        f"{type(num).__name__}")
+    return int(num)
+
+
 def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Any = None,
              endpoint: bool = True, requires_grad: bool = False) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive when
-    ``endpoint``), computed from both ends for accuracy, as torch does."""
+    ``endpoint``), computed from both ends for accuracy, as torch does; an integer dtype
+    truncates the ends first, as torch does."""
+    num = _steps(num)
     if num < 0:
         raise ValueError(f"linspace: number of steps must be non-negative, got {num}")
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
@@ -369,6 +389,8 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
         d = _dt.get_default_dtype().to_complex() if is_complex else _dt.get_default_dtype()
     else:
         d = _dt.as_dtype(dtype)
+    if d.kind in "iu":
+        start, stop = _trunc(start), _trunc(stop)
     if not endpoint:
         # exactly the first num values of the num+1 grid with endpoint (Array API)
         return linspace(start, stop, num + 1, dtype=d, device=device,
@@ -390,9 +412,22 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
 
 
 def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any = None,
-             device: Any = None) -> Tensor:
-    """``base ** linspace(start, end, steps)`` (torch)."""
-    return (linspace(start, end, steps, dtype=dtype, device=device) * math.log(base)).exp()
+             device: Any = None, requires_grad: bool = False) -> Tensor:
+    """``base ** linspace(start, end, steps)`` (torch): the powers computed in floating
+    point, then cast to ``dtype`` (an integer dtype truncates the ends first and the
+    powers after, as torch does)."""
+    d = _dtype_or_default(dtype)
+    if d.kind in "iu":
+        start, end = _trunc(start), _trunc(end)
+    dev = resolve_device(device)
+    work = d if d.kind in "fc" else _dt.float64 if dev.supports_dtype(_dt.float64) else \
+        _dt.float32
+    exponents = linspace(start, end, steps, dtype=work, device=dev)
+    out = full_like(exponents, base) ** exponents
+    out = out if out._dtype is d else out.to(d)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
 
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
@@ -460,13 +495,25 @@ def _triangle(x: Tensor, k: int, lower: bool) -> Tensor:
     return where(keep, x, zero)
 
 
-def tril_indices(row: int, col: int, offset: int = 0, *, device: Any = None) -> Tensor:
-    """Coordinates of the lower triangle, shape (2, N) (torch)."""
+def _index_dtype(dtype: Any) -> _dt.DType:
+    d = _dt.int64 if dtype is None else _dt.as_dtype(dtype)
+    if d not in (_dt.int32, _dt.int64):
+        raise _dt.DTypeError(f"tril_indices/triu_indices: dtype must be int32 or int64, "
+                             f"got {d.name}")
+    return d
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
+                 device: Any = None, layout: Any = None) -> Tensor:
+    """Coordinates of the lower triangle, shape (2, N) (torch; int64 unless ``dtype``)."""
     r, c = np.tril_indices(row, offset, col)
-    return tensor(np.stack([r, c]).astype(np.int64), device=device)
+    return tensor(np.stack([r, c]).astype(np.int64), device=device,
+                  dtype=_index_dtype(dtype))
 
 
-def triu_indices(row: int, col: int, offset: int = 0, *, device: Any = None) -> Tensor:
-    """Coordinates of the upper triangle, shape (2, N) (torch)."""
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
+                 device: Any = None, layout: Any = None) -> Tensor:
+    """Coordinates of the upper triangle, shape (2, N) (torch; int64 unless ``dtype``)."""
     r, c = np.triu_indices(row, offset, col)
-    return tensor(np.stack([r, c]).astype(np.int64), device=device)
+    return tensor(np.stack([r, c]).astype(np.int64), device=device,
+                  dtype=_index_dtype(dtype))

@@ -6,7 +6,7 @@ raises :class:`DTypeError` naming the op, the dtypes given and the accepted ones
 from __future__ import annotations
 
 from ...errors import DTypeError
-from ..dtypes import DType, bool_, get_default_dtype, promote_types
+from ..dtypes import DType, bool_, get_default_dtype, int64, promote_types
 
 
 def _reject(op: str, dtypes: tuple[DType, ...], accepted: str) -> DTypeError:
@@ -36,6 +36,16 @@ def u_numeric(op: str, d: DType) -> tuple[DType, DType]:
     if d is bool_:
         raise _reject(op, (d,), "numeric dtypes (not bool); use logical_not for bool")
     return d, d
+
+
+def u_sign(op: str, d: DType) -> tuple[DType, DType]:
+    """sign: bool tensors are their own sign (torch)."""
+    return d, d
+
+
+def u_square(op: str, d: DType) -> tuple[DType, DType]:
+    """square: a bool tensor squares as int64, as torch's ``pow(x, 2)`` promotes it."""
+    return (int64, int64) if d is bool_ else (d, d)
 
 
 def u_abs(op: str, d: DType) -> tuple[DType, DType]:

@@ -27,7 +27,7 @@ from . import dtype_rules as R
 from .. import oom as _oom
 from .elementwise_forwards import (_identity_for_integers, _float_predicate, _signbit,
                                   _positive, _real_part, _imag_part, _conj_forward, _rsqrt,
-                                  _sigmoid, _relu, _floor_divide, _expm1, _tanh, _pow,
+                                  _sigmoid, _sign, _relu, _floor_divide, _expm1, _tanh, _pow,
                                   _PY_OF_KIND)
 from .inplace import apply_inplace, check_leaf  # in-place ops under autograd (rebase, CopySlices)
 
@@ -427,7 +427,7 @@ UNARY_OPS: dict[str, UnaryOp] = {op.name: op for op in [
     U("sqrt", R.u_float, lambda g, x, y: g / (2 * _conj(y)), "out"),
     U("rsqrt", R.u_float, lambda g, x, y: g * (-0.5) * _conj(y * y * y), "out",
       forward=_rsqrt),
-    U("square", R.u_numeric, lambda g, x, y: g * 2 * _conj(x), "x"),
+    U("square", R.u_square, lambda g, x, y: g * 2 * _conj(x), "x"),
     U("sin", R.u_float, lambda g, x, y: g * _conj(x.cos()), "x"),
     U("cos", R.u_float, lambda g, x, y: -g * _conj(x.sin()), "x"),
     U("tan", R.u_float, lambda g, x, y: g * _conj(1 + y * y), "out"),
@@ -445,7 +445,7 @@ UNARY_OPS: dict[str, UnaryOp] = {op.name: op for op in [
     U("sigmoid", R.u_float, lambda g, x, y: g * _conj(y * (1 - y)), "out",
       forward=_sigmoid),
     U("relu", R.u_real_numeric, lambda g, x, y: g * (y > 0), "out", forward=_relu),
-    U("sign", R.u_numeric, lambda g, x, y: _zeros_like(g)),
+    U("sign", R.u_sign, lambda g, x, y: _zeros_like(g), forward=_sign),
     U("floor", R.u_real_numeric, lambda g, x, y: _zeros_like(g),
       forward=_identity_for_integers("floor")),
     U("ceil", R.u_real_numeric, lambda g, x, y: _zeros_like(g),
@@ -519,7 +519,7 @@ BINARY_OPS: dict[str, BinaryOp] = {op.name: op for op in [
       lambda g, a, b, y: (g * (a - y).exp(), g * (b - y).exp()), "a,b,out"),
     B("copysign", R.b_real_float,
       lambda g, a, b, y: (g * where(a == 0, 0, y / where(a == 0, 1, a)), g * 0), "a,out"),
-    B("nextafter", R.b_real_float),
+    B("nextafter", R.b_real_float, lambda g, a, b, y: (g, _zeros_like(g))),
     B("equal", R.b_equality),
     B("not_equal", R.b_equality),
     B("less", R.b_ordering),

@@ -33,6 +33,10 @@ def _signbit(be: Any, x: Any, cd: _dt.DType) -> Any:
     return be.signbit(x)
 
 
+def _sign(be: Any, x: Any, cd: _dt.DType) -> Any:
+    return be.copy(x) if cd.kind == "b" else be.sign(x)
+
+
 def _positive(be: Any, x: Any, cd: _dt.DType) -> Any:
     return be.copy(x)
 

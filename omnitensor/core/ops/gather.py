@@ -50,8 +50,19 @@ def _check_gather(op: str, x: Tensor, dim: int, index: Tensor) -> tuple[int, Ten
     return d, _checked_indices(index, x.shape[d], d)
 
 
+def _zero_d(x: Tensor, index: Tensor) -> bool:
+    """torch takes a 0-d input of gather/scatter as 1-D of one element (and a 0-d index
+    with it)."""
+    return x.ndim == 0 and index.ndim <= 1
+
+
 def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = x[index[i][j]][j]`` for dim 0 (torch's gather)."""
+    if isinstance(index, Tensor) and index.numel() == 0 and index.ndim != x.ndim:
+        return zeros(index.shape, dtype=x.dtype, device=x.device)  # torch checks nothing
+    if isinstance(index, Tensor) and _zero_d(x, index):
+        normalize_axis(dim, 1)
+        return gather(x.reshape(1), 0, index.reshape(-1)).reshape(index.shape)
     d, index = _check_gather("gather", x, dim, index)
     be = x._device.backend
     native = be.hook("take_along_axis")
@@ -78,6 +89,13 @@ def _gather_backward(node: Any, g: Tensor) -> tuple:
 
 def _scatter(x: Tensor, dim: int, index: Tensor, src: Any, accumulate: bool,
              name: str) -> Tensor:
+    if isinstance(src, Tensor) and src.dtype is not x.dtype:
+        raise _dt.DTypeError(f"{name}(): Expected self.dtype to be equal to src.dtype, got "
+                             f"{x.dtype.name} and {src.dtype.name}")
+    if isinstance(index, Tensor) and _zero_d(x, index):
+        normalize_axis(dim, 1)
+        s = src.reshape(-1) if isinstance(src, Tensor) else src
+        return _scatter(x.reshape(1), 0, index.reshape(-1), s, accumulate, name).reshape(())
     d, index = _check_gather(name, x, dim, index)
     be = x._device.backend
     with no_grad_ctx():
@@ -115,15 +133,15 @@ def scatter(x: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any =
             reduce: str | None = None) -> Tensor:
     """Out of place: ``out[index[i][j]][j] = src[i][j]`` for dim 0 (torch); ``src`` a
     tensor or a scalar (torch's ``value=``); ``reduce='add'`` sums into x like
-    ``scatter_add``."""
+    ``scatter_add``, ``reduce='multiply'`` multiplies."""
     if src is None:
         if value is None:
             raise TypeError("scatter: pass src (a tensor or a scalar) or value=")
         src = value
-    if reduce not in (None, "add"):
-        raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported; "
-                                  f"reduce='add' (scatter_add) is")
-    return _scatter(x, dim, index, src, reduce == "add", "scatter")
+    if reduce is not None:  # torch's scatter(reduce='add'|'multiply')
+        from .scatter_reduce import scatter_with_reduce
+        return scatter_with_reduce(x, dim, index, src, reduce)
+    return _scatter(x, dim, index, src, False, "scatter")
 
 
 def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -135,6 +153,10 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     """Entries of ``x`` at the 1-D ``index`` along ``dim``."""
     if index.ndim > 1:
         raise ShapeError(f"index_select: index must be 1-D, got {index.ndim}-D")
+    if x.ndim == 0:  # torch: a 0-d input is one element along dim 0
+        normalize_axis(dim, 1)
+        out = getitem(x.reshape(1), (index.reshape(-1),))
+        return out.reshape(()) if out.numel() == 1 else out
     d = normalize_axis(dim, x.ndim)
     return getitem(x, (slice(None),) * d + (index.reshape(-1),))
 

@@ -42,6 +42,11 @@ def cat(tensors: Sequence[Tensor], dim: int | None = 0, *, axis: Any = _UNSET) -
     if not tensors:
         raise ValueError("cat: expected a non-empty sequence of tensors")
     d, dev = _promote_all(tensors, "cat")
+    if dim is not None and any(t.ndim > 1 for t in tensors):
+        # torch's legacy rule: 1-D empty tensors (shape (0,)) are skipped beside others
+        kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]
+        if len(kept) != len(tensors):
+            return cat(kept, dim).to(d) if kept else cat(tensors[:1], dim)
     if dim is None:
         tensors = [t.reshape(-1) for t in tensors]
         dim = 0
@@ -157,14 +162,25 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def tensor_split(x: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into ``indices_or_sections`` near-equal parts (an int or a 0-d tensor) or at
+    the given indices (a sequence or a 1-D tensor), as torch."""
     a = normalize_axis(dim, x.ndim)
     n = x.shape[a]
-    if isinstance(indices_or_sections, int):
-        k = indices_or_sections
+    ios = indices_or_sections
+    if isinstance(ios, Tensor):
+        if ios.dtype.kind not in "iu" or ios.ndim > 1:
+            raise TypeError(f"tensor_split expected tensor_indices_or_sections to be a 0-D "
+                            f"or 1-D integer tensor, got a {ios.ndim}-D {ios.dtype.name} one")
+        ios = int(ios.item()) if ios.ndim == 0 else [int(v) for v in ios.tolist()]
+    if isinstance(ios, int):
+        k = ios
+        if k <= 0:
+            raise ValueError(f"tensor_split: number of sections must be larger than 0, got "
+                             f"{k}")
         q, r = divmod(n, k)
         sizes = [q + 1] * r + [q] * (k - r)
     else:
-        bounds = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
+        bounds = [0] + [min(max(int(i), 0), n) for i in ios] + [n]
         sizes = [max(0, b - c) for c, b in zip(bounds[:-1], bounds[1:])]
     out, start = [], 0
     for s in sizes:
@@ -247,6 +263,8 @@ def repeat(x: Tensor, repeats: Any, /, *, axis: int | None = None) -> Tensor:
 def roll(x: Tensor, /, shift: Any, axis: Any = None, *, dims: Any = None) -> Tensor:
     """Shift elements cyclically along axes (flattened when no axis): two slices joined."""
     axis = dims if dims is not None else axis
+    if isinstance(shift, (tuple, list)) and not shift:
+        raise ValueError("roll: `shifts` required (got an empty sequence)")
     if axis is None:
         s = sum(shift) if isinstance(shift, (tuple, list)) else shift
         return roll(x.reshape(-1), s, 0).reshape(x.shape)
@@ -273,9 +291,23 @@ def roll(x: Tensor, /, shift: Any, axis: Any = None, *, dims: Any = None) -> Ten
     return out if out is not x else clone(x)
 
 
-def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None) -> Tensor:
-    """torch's repeat_interleave."""
-    return repeat(x, repeats, axis=dim)
+def repeat_interleave(x: Tensor, repeats: Any = None, dim: int | None = None, *,
+                      output_size: int | None = None) -> Tensor:
+    """torch's repeat_interleave: each element (or slice along ``dim``) ``repeats`` times;
+    ``repeat_interleave(repeats)`` of one integer tensor repeats its positions.
+    ``output_size``, torch's hint of the result's length along ``dim``, is checked."""
+    if repeats is None:  # torch.repeat_interleave(repeats): indices repeated
+        from .creation import arange
+        counts = x
+        out = repeat(arange(counts.shape[0], device=counts.device), counts, axis=0)
+    else:
+        out = repeat(x, repeats, axis=dim)
+    if output_size is not None:
+        got = out.shape[0 if dim is None else normalize_axis(dim, out.ndim)]
+        if got != output_size:
+            raise ValueError(f"repeat_interleave: output_size {output_size} does not match "
+                             f"the repeats' total {got}")
+    return out
 
 
 # ------------------------------------------------------------------------ padding

@@ -191,8 +191,14 @@ def tensordot(a: Tensor, b: Tensor, /, *, axes: Any = 2, dims: Any = None) -> Te
         raise ShapeError("tensordot: both operands need the same number of contracted axes")
     for i, j in zip(ax_a, ax_b):
         if a.shape[i] != b.shape[j]:
-            raise ShapeError(f"tensordot: contracted sizes differ: {a.shape[i]} (axis {i}) vs "
-                             f"{b.shape[j]} (axis {j})")
+            if 1 not in (a.shape[i], b.shape[j]):
+                raise ShapeError(f"tensordot: contracted sizes differ: {a.shape[i]} (axis "
+                                 f"{i}) vs {b.shape[j]} (axis {j})")
+            # a size-1 contracted axis broadcasts against the other's (torch)
+            if a.shape[i] == 1:
+                a = a.expand(*(b.shape[j] if k == i else n for k, n in enumerate(a.shape)))
+            else:
+                b = b.expand(*(a.shape[i] if k == j else n for k, n in enumerate(b.shape)))
     free_a = [i for i in range(a.ndim) if i not in ax_a]
     free_b = [j for j in range(b.ndim) if j not in ax_b]
     k = prod(a.shape[i] for i in ax_a)

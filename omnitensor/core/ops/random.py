@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import ShapeError
 from .. import capture_hooks
 from .. import dtypes as _dt
 from ..shape_util import as_shape, prod
@@ -223,8 +224,14 @@ def randint_like(x: Tensor, low: int, high: Any = None, *, dtype: Any = None,
 
 
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *,
-           generator: Generator | None = None, dtype: Any = None, device: Any = None) -> Tensor:
-    """Normal samples with tensor or scalar ``mean``/``std`` (``std >= 0``, as torch)."""
+           generator: Generator | None = None, dtype: Any = None, device: Any = None,
+           layout: Any = None, pin_memory: bool = False, requires_grad: bool = False
+           ) -> Tensor:
+    """Normal samples with tensor or scalar ``mean``/``std`` (``std >= 0``, as torch);
+    ``layout`` (strided only), ``pin_memory`` and ``requires_grad`` as torch's factories."""
+    if requires_grad:
+        return _finish(normal(mean, std, size, generator=generator, dtype=dtype,
+                              device=device), True)
     _check_std(std, "normal")
     if size is None:
         ref = mean if isinstance(mean, Tensor) else std
@@ -256,7 +263,16 @@ def bernoulli(p: Tensor, *, generator: Generator | None = None) -> Tensor:
 def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:
     """Sample category indices from (unnormalised) probabilities, rows independent."""
+    if probs.ndim not in (1, 2):
+        raise ShapeError(f"multinomial: prob_dist must be 1 or 2 dim, got {probs.ndim}")
     p = probs if probs.ndim == 2 else probs.reshape(1, -1)
+    with no_grad_ctx():  # torch's checks of the distribution (one device-to-host read)
+        if p.numel() and not bool(((p >= 0) & (p < float("inf"))).all().item()):
+            raise ValueError("multinomial: probability tensor contains either `inf`, `nan` "
+                             "or element < 0")
+        if p.numel() and not bool((p.sum(dim=1) > 0).all().item()):
+            raise ValueError("multinomial: invalid multinomial distribution (sum of "
+                             "probabilities <= 0)")
     if not replacement and num_samples > p.shape[1]:
         raise ValueError("multinomial: cannot sample more than the number of categories "
                          "without replacement")
@@ -276,6 +292,9 @@ def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
 # ------------------------------------------------------------------ in-place fills
 def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, *,
              generator: Generator | None = None) -> Tensor:
+    if a > b:
+        raise ValueError(f"uniform_ expects to return a [from, to) range, but found "
+                         f"from={a} > to={b}")
     u = rand(x.shape, dtype=x.dtype, device=x.device, generator=generator)
     return _fill_(x, u * (b - a) + a)
 
@@ -300,6 +319,8 @@ def random_(x: Tensor, low: int = 0, high: int | None = None, *,
 
 
 def exponential_(x: Tensor, lambd: float = 1.0, *, generator: Generator | None = None) -> Tensor:
+    if not lambd > 0:
+        raise ValueError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     u = rand(x.shape, dtype=x.dtype, device=x.device, generator=generator)
     return _fill_(x, -(1 - u).log() / lambd)
 

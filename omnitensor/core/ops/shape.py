@@ -193,6 +193,10 @@ def moveaxis(x: Tensor, source: Any, destination: Any, /) -> Tensor:
         raise ValueError("moveaxis: source and destination must have the same length")
     src = tuple(normalize_axis(a, x.ndim) for a in src)
     dst = tuple(normalize_axis(a, x.ndim) for a in dst)
+    for name, dims, given in (("source", src, source), ("destination", dst, destination)):
+        if len(set(dims)) != len(dims):
+            raise ValueError(f"movedim: repeated dim in `{name}` ({list(dims)} from "
+                             f"{given})")
     order = [a for a in range(x.ndim) if a not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -333,6 +337,9 @@ def fliplr(x: Tensor) -> Tensor:
 
 
 def flipud(x: Tensor) -> Tensor:
+    """Reverse dim 0 (torch; a 0-d tensor has none to reverse)."""
+    if x.ndim == 0:
+        raise ValueError("flipud: input must be >= 1-d")
     return flip(x, dims=(0,))
 
 
@@ -352,12 +359,19 @@ def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor
 
 
 def diag_embed(x: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
-    """Matrices whose diagonals (of the last two axes) are the last axis of ``x``."""
+    """Tensors whose diagonals in the planes (``dim1``, ``dim2``) of the result are the
+    last axis of ``x`` (torch); a 0-d ``x`` is one element."""
+    if x.ndim == 0:
+        x = x.reshape(1)
+    d1, d2 = normalize_axis(dim1, x.ndim + 1), normalize_axis(dim2, x.ndim + 1)
+    if d1 == d2:
+        raise ValueError(f"diag_embed: diagonal dimensions cannot be identical {dim1}, "
+                         f"{dim2}")
     n = x.shape[-1] + abs(offset)
-    shape = x.shape[:-1] + (n, n)
-    if (dim1, dim2) != (-2, -1):
-        raise NotImplementedError("diag_embed supports dim1=-2, dim2=-1")
-    return scatter_into_zeros(x, shape, lambda t: diagonal(t, offset, -2, -1))
+    shape = list(x.shape[:-1])
+    for pos in sorted((d1, d2)):
+        shape.insert(pos, n)
+    return scatter_into_zeros(x, tuple(shape), lambda t: diagonal(t, offset, d1, d2))
 
 
 def diag(x: Tensor, diagonal_: int = 0) -> Tensor:

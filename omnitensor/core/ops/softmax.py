@@ -37,6 +37,8 @@ def softmax_data(x: Tensor, d: int, log: bool, ops: Any = Tensor) -> Tensor:
     the trusted ops once the caller has established one device and floating dtype)."""
     if x.ndim == 0:
         return zeros_like(x) if log else ones_like(x)
+    if x.numel() == 0:  # nothing to normalise (an empty axis has no maximum)
+        return x.clone()
     shifted = ops.sub(x, ops.amax(x, d, True))
     e = ops.exp(shifted)
     s = ops.sum(e, d, True)

@@ -13,10 +13,10 @@ from ..device import same_device
 from ..graph import needs_grad, no_grad_ctx, record
 from ..shape_util import normalize_axis
 from ..tensor import Tensor, _make
-from .elementwise import _backend_failure
+from .elementwise import _backend_failure, minimum
 from .creation import arange, tensor, zeros
 from .gather import gather, nonzero, scatter, take
-from .join import cat, stack
+from .join import cat
 from .reduction import argmax
 from .ternary import where
 
@@ -115,6 +115,8 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True,
 
 def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     """The k-th smallest value (1-based) along ``dim`` and its index."""
+    if x.ndim == 0:
+        return _of_scalar(lambda t: kthvalue(t, k, normalize_axis(dim, 0) * 0), x)
     a = normalize_axis(dim, x.ndim)
     n = x.shape[a] if x.ndim else 1
     if not 1 <= k <= n:
@@ -127,6 +129,13 @@ def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesI
 
 
 _UNSET: Any = object()
+
+
+def _of_scalar(fn: Any, x: Tensor) -> ValuesIndices:
+    """A (values, indices) reduction of a 0-d tensor: of its one element as 1-D, with 0-d
+    results (torch)."""
+    v, i = fn(x.reshape(1))
+    return ValuesIndices(v.reshape(()), i.reshape(()))
 
 
 def median(x: Tensor, dim: Any = _UNSET, keepdim: bool = False, *, axis: Any = _UNSET,
@@ -156,6 +165,8 @@ def median(x: Tensor, dim: Any = _UNSET, keepdim: bool = False, *, axis: Any = _
         if needs_grad(x):  # torch: the gradient is shared evenly by every tie
             record("MedianBackward0", _even_backward, value, (x,), (x, value))
         return value
+    if x.ndim == 0:
+        return _of_scalar(lambda t: median(t, normalize_axis(dim, 0) * 0), x)
     a = normalize_axis(dim, x.ndim)
     out = kthvalue(x, (x.shape[a] + 1) // 2, a, keepdim)
     if x._dtype.kind != "f" or x.shape[a] == 0:
@@ -215,6 +226,8 @@ def nanmedian(x: Tensor, dim: Any = _UNSET, keepdim: bool = False) -> Any:
     is all NaN); with ``dim``, ``(values, indices)``."""
     _check_orderable("nanmedian", x)
     full = dim is _UNSET or dim is None
+    if x.ndim == 0 and not full:
+        return _of_scalar(lambda t: nanmedian(t, normalize_axis(dim, 0) * 0), x)
     t = x.reshape(-1) if full else x
     a = 0 if full else normalize_axis(dim, x.ndim)
     if x._dtype.kind != "f":
@@ -241,45 +254,97 @@ def _even_backward(node: Any, g: Tensor) -> tuple:
     return (hit * (g / hit.sum()),)
 
 
-def quantile(x: Tensor, q: Any, dim: int | None = None, keepdim: bool = False,
-             interpolation: str = "linear") -> Tensor:
+_QUANTILE_MODES = ("linear", "lower", "higher", "nearest", "midpoint")
+
+
+def _q_tensor(q: Any, like: Tensor) -> Tensor:
+    """``q`` as a 0-d or 1-D tensor of ``like``'s dtype, each value checked in [0, 1]."""
+    qt = q if isinstance(q, Tensor) else tensor(q, dtype=like.dtype, device=like.device)
+    if qt.ndim > 1:
+        raise ShapeError(f"quantile() q must be a scalar or 1D tensor, got {qt.ndim}-D")
+    if qt.dtype is not like.dtype:
+        raise _dt.DTypeError(f"quantile() q tensor must be same dtype as the input tensor, "
+                             f"got {qt.dtype.name} and {like.dtype.name}")
+    if qt.device != like.device:
+        qt = qt.to(like.device)
+    with no_grad_ctx():
+        if qt.numel() and not bool(((qt >= 0) & (qt <= 1)).all().item()):
+            raise ValueError("quantile() q values must be in the range [0, 1]")
+    return qt
+
+
+def quantile_of_sorted(v: Tensor, a: int, count: Tensor, q: Any,
+                       interpolation: str) -> Tensor:
+    """Quantiles ``q`` of the first ``count`` values (kept-dim shape) of ``v``, sorted
+    along ``a``: the result has ``v``'s shape with axis ``a`` of size 1, after a leading
+    axis for a 1-D ``q``; NaN where ``count`` is 0. Ranks ``q * (count - 1)`` between two
+    order statistics are interpolated as ``interpolation`` says (torch's lerp)."""
+    if interpolation not in _QUANTILE_MODES:
+        raise ValueError(f"quantile() interpolation must be one of "
+                         f"{', '.join(_QUANTILE_MODES)}, got {interpolation!r}")
+    if v.dtype.kind != "f":
+        raise _dt.DTypeError(f"quantile() input tensor must be either float or double "
+                             f"dtype, got {v.dtype.name}")
+    qt = _q_tensor(q, v)
+    lead = tuple(qt.shape)
+    qv = qt.reshape(lead + (1,) * v.ndim)
+    with no_grad_ctx():
+        last = (count - 1).clamp(min=0).to(v.dtype)
+        rank = qv * last
+        if interpolation == "lower":
+            rank = rank.floor()
+        elif interpolation == "higher":
+            rank = rank.ceil()
+        elif interpolation == "nearest":
+            rank = rank.round()  # half to even, as torch rounds
+        below = rank.floor()
+        above = minimum(below + 1, last)
+        weight = (rank - below) if interpolation != "midpoint" else \
+            where(rank > below, 0.5, 0.0).to(v.dtype)
+        full = lead + tuple(1 if k == a else n for k, n in enumerate(v.shape))
+        i_lo = below.to(_dt.int64).broadcast_to(full)
+        i_hi = above.to(_dt.int64).broadcast_to(full)
+    src = v.broadcast_to(lead + tuple(v.shape)) if lead else v
+    ax = a + len(lead)
+    lo, hi = gather(src, ax, i_lo), gather(src, ax, i_hi)
+    # torch's lerp: exact at both ends
+    out = where(weight < 0.5, lo + weight * (hi - lo), hi - (hi - lo) * (1 - weight))
+    return where(count == 0, float("nan"), out)
+
+
+def quantile(x: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
+             interpolation: str = "linear", out: Any = None) -> Tensor:
     """torch's quantile: ``interpolation`` between the two order statistics around
     ``q * (n - 1)``: 'linear' (default), 'lower', 'higher', 'nearest' (half to even, as
-    torch rounds) or 'midpoint'."""
-    modes = ("linear", "lower", "higher", "nearest", "midpoint")
-    if interpolation not in modes:
-        raise ValueError(f"quantile: interpolation must be one of {', '.join(modes)}, got "
-                         f"{interpolation!r}")
-    if dim is None:
-        x, dim = x.reshape(-1), 0
-    a = normalize_axis(dim, x.ndim)
-    v = sort_torch(x, a).values
-    n = x.shape[a]
-    qs = [q] if isinstance(q, (int, float)) else (q.tolist() if isinstance(q, Tensor) else q)
-    if any(not 0 <= float(qq) <= 1 for qq in qs):
-        raise ValueError(f"quantile: q values must be in [0, 1], got {qs}")
+    torch rounds) or 'midpoint'; NaN where a slice holds a NaN."""
+    flat = x.reshape(-1) if dim is None or x.ndim == 0 else x
+    a = 0 if dim is None else normalize_axis(dim, max(x.ndim, 1))
+    if flat.ndim == 0:
+        flat = flat.reshape(1)
+    n = flat.shape[a]
     if n == 0:
-        raise ShapeError("quantile() of an empty axis has no value (torch raises too)")
-    outs = []
-    for qq in qs:
-        pos = qq * (n - 1)
-        lo = int(pos)
-        hi = min(lo + 1, n - 1)
-        frac = pos - lo
-        if interpolation == "lower":
-            frac = 0.0
-        elif interpolation == "higher":
-            frac = 0.0 if frac == 0 else 1.0
-        elif interpolation == "nearest":
-            frac = float(round(pos) - lo)  # Python rounds half to even, as torch does
-        elif interpolation == "midpoint":
-            frac = 0.0 if frac == 0 else 0.5
-        r = v.narrow(a, lo, 1) * (1 - frac) + v.narrow(a, hi, 1) * frac if frac else \
-            v.narrow(a, lo, 1) * 1
-        outs.append(r if keepdim else r.squeeze(a))
-    if isinstance(q, (int, float)):
-        return outs[0]
-    return stack(outs, 0)
+        raise ShapeError("quantile() input tensor must be non-empty")
+    count = zeros(tuple(1 if k == a else m for k, m in enumerate(flat.shape)),
+                  dtype=_dt.int64, device=x.device) + n
+    res = quantile_of_sorted(sort_torch(flat, a).values, a, count, q, interpolation)
+    if flat.dtype.kind == "f":
+        with no_grad_ctx():
+            has_nan = (flat != flat).any(dim=a, keepdim=True)
+        res = where(has_nan, float("nan"), res)
+    return finish_quantile(res, x, q, dim, a, keepdim)
+
+
+def finish_quantile(res: Tensor, x: Tensor, q: Any, dim: Any, a: int,
+                    keepdim: bool) -> Tensor:
+    """The output shape of torch's quantile from :func:`quantile_of_sorted`'s."""
+    scalar_q = not isinstance(q, (Tensor, list, tuple)) or \
+        (isinstance(q, Tensor) and q.ndim == 0)
+    lead = () if scalar_q else (res.shape[0],)
+    if dim is None:
+        return res.reshape(lead + ((1,) * x.ndim if keepdim else ()))
+    if keepdim:
+        return res.reshape(lead + tuple(1 if k == a else n for k, n in enumerate(x.shape)))
+    return res.reshape(lead + tuple(n for k, n in enumerate(x.shape) if k != a))
 
 
 # --------------------------------------------------------------------- searchsorted
@@ -361,6 +426,35 @@ def _unique_core(x: Tensor) -> UniqueAll:
     return UniqueAll(values, first_index, inverse.reshape(x.shape), counts)
 
 
+def _unique_slices(x: Tensor, dim: int) -> UniqueAll:
+    """The distinct slices of ``x`` along ``dim`` in lexicographic order: the slices as
+    rows, sorted by one stable sort per column (last column first), then runs of equal
+    rows collapsed."""
+    a = normalize_axis(dim, x.ndim)
+    n = x.shape[a]
+    moved = x.movedim(a, 0)
+    with no_grad_ctx():
+        rows = moved.reshape(n, -1)
+        order = arange(n, device=x.device)
+        for c in range(rows.shape[1] - 1, -1, -1):
+            col = gather(rows[:, c], 0, order)
+            order = gather(order, 0, argsort(col, 0, stable=True))
+        srt = rows.index_select(0, order)
+        if n:
+            differs = (srt[1:] != srt[:-1]).any(dim=1) if rows.shape[1] else \
+                zeros(n - 1, dtype=_dt.bool_, device=x.device)
+            first = cat([(order[:1] == order[:1]), differs])
+        else:
+            first = zeros(0, dtype=_dt.bool_, device=x.device)
+        starts = nonzero(first)[0]
+        ends = cat([starts[1:], arange(n, n + 1, device=x.device)])
+        group = first.to(_dt.int64).cumsum(0) - 1
+        inverse = scatter(zeros(n, dtype=_dt.int64, device=x.device), 0, order, group)
+        first_index = gather(order, 0, starts)
+    values = moved.index_select(0, first_index).movedim(0, a)
+    return UniqueAll(values, first_index, inverse, ends - starts)
+
+
 def unique_values(x: Tensor, /) -> Tensor:
     return _unique_core(x).values
 
@@ -381,10 +475,9 @@ def unique_all(x: Tensor, /) -> UniqueAll:
 
 def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
            return_counts: bool = False, dim: int | None = None) -> Any:
-    """torch's unique over the flattened tensor (``dim`` is not supported)."""
-    if dim is not None:
-        raise NotImplementedError("unique(dim=...) is not supported; use the flattened form")
-    u = _unique_core(x)
+    """torch's unique: of the flattened tensor, or of the slices along ``dim`` (sorted
+    lexicographically); with the inverse indices and counts on request."""
+    u = _unique_core(x) if dim is None else _unique_slices(x, dim)
     out: list = [u.values]
     if return_inverse:
         out.append(u.inverse_indices)

@@ -136,8 +136,15 @@ def _clamp_backward(node: Any, g: Tensor) -> tuple:
         inside = (x <= hi) if inside is None else inside & (x <= hi)
     assert inside is not None  # clamp takes at least one bound
     gx = where(inside, g, 0)
-    glo = where(x < lo, g, 0) if node.lo_t and node.needs_input_grad[1] else None
-    ghi = where(x > hi, g, 0) if node.hi_t and node.needs_input_grad[2] else None
+    # min > max: the result is max everywhere (torch's clamp_backward_min_max)
+    crossed = (hi < lo) if lo is not None and hi is not None else None
+    glo = ghi = None
+    if node.lo_t and node.needs_input_grad[1]:
+        below = x < lo
+        glo = where(below if crossed is None else below & ~crossed, g, 0)
+    if node.hi_t and node.needs_input_grad[2]:
+        above = x > hi
+        ghi = where(above if crossed is None else above | crossed, g, 0)
     return gx, glo, ghi
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from ...errors import ShapeError
 from .. import dtypes as _dt
 from ..graph import no_grad_ctx
 from ..shape_util import normalize_axis
@@ -21,6 +22,7 @@ from .elementwise import imag, isinf, isnan, logaddexp, real
 from .gather import scatter, scatter_add
 from .inplace import inplace_method
 from .reduction import vector_norm
+from .covariance import corrcoef, cov  # noqa: F401  (bound below; exported from here)
 from .softmax import log_softmax, softmax  # torch.softmax and Tensor.softmax
 from .ternary import where
 
@@ -122,31 +124,69 @@ def _check_index(name: str, index: Tensor) -> None:
                          f"{index.ndim}-D {index.dtype.name} tensor")
 
 
+def _index_op(name: str, x: Tensor, dim: int, index: Tensor, source: Any,
+              apply: Any) -> Tensor:
+    """The shared frame of index_add/copy/fill: ``apply(x, d, index, source)`` with a 0-d
+    ``x`` (and source) taken as 1-D of one element, as torch does."""
+    _check_index(name, index)
+    if x.ndim == 0:
+        src = source.reshape(1) if isinstance(source, Tensor) and source.ndim == 0 else source
+        normalize_axis(dim, 1)  # dims -1 and 0 only
+        return apply(x.reshape(1), 0, index.reshape(-1), src).reshape(())
+    return apply(x, normalize_axis(dim, x.ndim), index.reshape(-1), source)
+
+
 def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1
               ) -> Tensor:
     """``out[..., index[i], ...] += alpha * source[..., i, ...]`` (duplicates summed)."""
-    _check_index("index_add", index)
-    d = normalize_axis(dim, x.ndim)
-    src = source if alpha == 1 else source * alpha
-    return scatter_add(x, d, _along(index.reshape(-1), d, src.shape), src)
+    def apply(t: Tensor, d: int, idx: Tensor, src: Tensor) -> Tensor:
+        if alpha != 1 or isinstance(alpha, bool):
+            src = src * alpha if src.dtype is not _dt.bool_ else src & bool(alpha)
+        return scatter_add(t, d, _along(idx, d, src.shape), src.to(t.dtype))
+    return _index_op("index_add", x, dim, index, source, apply)
 
 
 def index_copy(x: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """``out[..., index[i], ...] = source[..., i, ...]``."""
-    _check_index("index_copy", index)
-    d = normalize_axis(dim, x.ndim)
-    return scatter(x, d, _along(index.reshape(-1), d, source.shape), source)
+    def apply(t: Tensor, d: int, idx: Tensor, src: Tensor) -> Tensor:
+        return scatter(t, d, _along(idx, d, src.shape), src)
+    return _index_op("index_copy", x, dim, index, source, apply)
 
 
 def index_fill(x: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
-    """``out[..., index[i], ...] = value``."""
-    _check_index("index_fill", index)
-    d = normalize_axis(dim, x.ndim)
-    shape = list(x.shape)
-    shape[d] = index.reshape(-1).shape[0]
-    if isinstance(value, Tensor):
-        value = value.item()
-    return scatter(x, d, _along(index.reshape(-1), d, shape), value)
+    """``out[..., index[i], ...] = value`` (a number, or a 0-d tensor: then
+    differentiable in it)."""
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise ShapeError(f"index_fill only supports a 0-dimensional value tensor, but got "
+                         f"tensor with {value.ndim} dimension(s)")
+
+    def apply(t: Tensor, d: int, idx: Tensor, v: Any) -> Tensor:
+        # the filled positions as a mask along d: a value tensor's gradient sums the
+        # output's over them once each, however often the index repeats them
+        hit = scatter(creation.zeros(t.shape[d], dtype=_dt.bool_, device=t.device), 0,
+                      idx, True)
+        view = [1] * t.ndim
+        view[d] = t.shape[d]
+        if isinstance(v, Tensor):
+            v = v.reshape(()).to(t.dtype)
+        out = where(hit.reshape(view), v, t)
+        return out if out.dtype is t.dtype else out.to(t.dtype)
+    return _index_op("index_fill", x, dim, index, value, apply)
+
+
+def _integer_indices(indices: Sequence[Any]) -> tuple:
+    """``indices`` with each bool mask replaced by the integer coordinates of its True
+    elements (one index tensor per masked dimension), as indexing reads a mask."""
+    out: list = []
+    for i in indices:
+        if isinstance(i, Tensor) and i.dtype is _dt.bool_:
+            if i.ndim == 0:
+                raise IndexError("index_put(accumulate=True): a 0-d bool mask is not "
+                                 "supported; index x[None] instead")
+            out.extend(i.nonzero(as_tuple=True))
+        else:
+            out.append(i)
+    return tuple(out)
 
 
 def index_put(x: Tensor, indices: Sequence[Tensor], values: Any,
@@ -158,6 +198,7 @@ def index_put(x: Tensor, indices: Sequence[Tensor], values: Any,
         out = x.clone()
         out[indices] = values
         return out
+    indices = _integer_indices(indices)
     if not indices or any(not isinstance(i, Tensor) or i.dtype.kind not in "iu"
                           for i in indices):
         raise IndexError("index_put(accumulate=True): indices must be a non-empty tuple of "
@@ -192,6 +233,8 @@ def unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
     if size > n or size < 0 or step <= 0:
         raise ValueError(f"unfold: size {size} and step {step} do not fit a dimension of "
                          f"{n}")
+    if x.ndim == 0:  # torch: the one element, as a 1-D tensor of size ``size``
+        return x.reshape(1)[:size]
     starts = creation.arange(0, n - size + 1, step, device=x.device)
     idx = (starts.reshape(-1, 1) + creation.arange(size, device=x.device)).reshape(-1)
     windows = x.reshape(1) if x.ndim == 0 else x.index_select(d, idx)
@@ -330,55 +373,28 @@ def sum_to_size(x: Tensor, *size: Any) -> Tensor:
     """Sum ``x`` down to a shape it broadcasts from."""
     shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) \
         else tuple(size)
+    if not shape:  # torch: the whole sum (an integer sum for bool tensors)
+        return x.sum()
+    if x.dtype is _dt.bool_ and tuple(x.shape) != shape:
+        x = x.to(_dt.int64)  # summing bools counts them (torch)
     return sh.sum_to(x, shape)
 
 
 # ------------------------------------------------------------------- statistics
-def cov(x: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
-        aweights: Tensor | None = None) -> Tensor:
-    """Covariance of the variables in ``x``'s rows (observations in columns)."""
-    if x.ndim > 2:
-        raise ValueError(f"cov: expected a 1-D or 2-D tensor, got {x.ndim}-D")
-    x = x.reshape(1, -1) if x.ndim < 2 else x
-    if x.dtype.kind not in "fc":
-        x = x.to(_dt.get_default_dtype())
-    n = x.shape[1]
-    w = None
-    if fweights is not None:
-        w = fweights.to(x.dtype)
-    if aweights is not None:
-        w = aweights.to(x.dtype) if w is None else w * aweights.to(x.dtype)
-    norm: Tensor | int
-    if w is None:
-        mean = x.mean(dim=1, keepdim=True)
-        norm = n - correction
-        xm = x - mean
-        return (xm @ xm.mT.conj()) / norm
-    wsum = w.sum()
-    mean = (x * w).sum(dim=1, keepdim=True) / wsum
-    xm = x - mean
-    if correction == 0:
-        norm = wsum
-    elif aweights is None:
-        norm = wsum - correction
-    else:
-        norm = wsum - correction * (w * aweights.to(x.dtype)).sum() / wsum
-    return ((xm * w) @ xm.mT.conj()) / norm
+_CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                "donot_use_mm_for_euclid_dist")
 
 
-def corrcoef(x: Tensor) -> Tensor:
-    """Pearson correlation coefficients of ``x``'s rows (clipped to [-1, 1])."""
-    c = cov(x)
-    if c.ndim == 0 or c.shape == (1, 1):
-        return c / c
-    d = sh.diagonal(c, 0, 0, 1)
-    std = d.real.sqrt() if d.dtype.kind == "c" else d.sqrt()
-    c = c / std.reshape(-1, 1) / std.reshape(1, -1)
-    return c.clamp(-1.0, 1.0) if c.dtype.kind == "f" else c
-
-
-def cdist(x1: Tensor, x2: Tensor, p: float = 2.0) -> Tensor:
-    """p-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M)."""
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """p-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M).
+    Every ``compute_mode`` computes the differences directly (torch's matrix-product
+    shortcut for p=2 trades accuracy for speed; the values agree to rounding)."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"cdist: {compute_mode!r} is not a valid value for compute_mode; "
+                         f"use one of {', '.join(_CDIST_MODES)}")
+    if p < 0:
+        raise ValueError(f"cdist only supports non-negative p values, got {p}")
     if x1.shape[-1] != x2.shape[-1]:
         raise ValueError(f"cdist: x1 and x2 must have the same last dimension, got "
                          f"{x1.shape[-1]} and {x2.shape[-1]}")

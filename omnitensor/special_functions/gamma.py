@@ -261,7 +261,7 @@ def multigammaln(input: Any, p: int) -> Tensor:  # noqa: A002 - torch's name
     """The log multivariate gamma function of dimension ``p`` (torch.special.multigammaln,
     torch.mvlgamma): ``p(p-1)/4 log(pi) + sum_j lgamma(x - j/2)``."""
     if p < 1:
-        raise ValueError(f"multigammaln: p must be at least 1, got {p}")
+        raise RuntimeError(f"multigammaln: p has to be greater than or equal to 1, got {p}")
     x = floating(input)
     total = gammaln(x)
     for j in range(1, p):

@@ -207,8 +207,10 @@ def test_bad_arguments_are_refused_as_torch(device):
         S.polygamma(-1, x)
     with pytest.raises(TypeError, match="must be int"):
         S.polygamma(1.5, x)
-    with pytest.raises(ValueError, match="p must be at least 1"):
+    with pytest.raises(RuntimeError, match="p has to be greater than or equal to 1"):
         S.multigammaln(x, 0)
+    with pytest.raises(RuntimeError, match="p has to be greater than or equal to 1"):
+        torch.special.multigammaln(torch.tensor([1.0, 2.0]), 0)
     for name, args in (("zeta", (2.0, 3.0)), ("chebyshev_polynomial_t", (0.5, 2)),
                        ("xlog1py", (1, 2))):
         with pytest.raises(TypeError, match="invalid combination"):

@@ -244,3 +244,14 @@ def test_top_level_torch_aliases(device):
         _same(got.cpu().numpy(), want.numpy(), "float64")
         if special:
             assert fn is getattr(S, special)
+
+
+@pytest.mark.parametrize("name", ["gammaln", "digamma", "i0", "i0e", "i1", "i1e", "erfcx"])
+def test_second_derivatives_match_torch(name, device):
+    grid = [0.7, 2.5, -1.3] if name in ("gammaln", "digamma") else [0.7, 2.5, -1.3, 12.0]
+    x, tx = _pair(grid, "float64", device, requires_grad=True)
+    (g,) = ot.autograd.grad(getattr(S, name)(x).sum(), x, create_graph=True)
+    (h,) = ot.autograd.grad(g.sum(), x)
+    (tg,) = torch.autograd.grad(getattr(torch.special, name)(tx).sum(), tx, create_graph=True)
+    (th,) = torch.autograd.grad(tg.sum(), tx)
+    np.testing.assert_allclose(h.cpu().numpy(), th.numpy(), rtol=1e-8, atol=1e-12)

@@ -26,7 +26,9 @@ Limits, honestly:
   module named 'torch._inductor'``, and ``importlib.util.find_spec`` answers None, so
   scripts that probe for optional torch parts take their fallback); ``torch._C`` and
   ``torch._dynamo`` hold only the entry points libraries call;
-* the modules keep their own names (``torch.nn.__name__ == "omnitensor.nn"``);
+* the modules keep their own names (``torch.nn.__name__ == "omnitensor.nn"``), except
+  the root face, which is named ``torch`` (libraries check ``torch.__name__``, as pyro's
+  patching does);
 * a real torch already imported in the process (``"torch" in sys.modules`` before
   :func:`install`) is left alone: install the finder first;
 * the alias lives in this process and in its children: ``fork`` children inherit it, and
@@ -97,6 +99,8 @@ class _AliasLoader(importlib.abc.Loader):
                 f"(--as-torch), and omnitensor has no {self.target!r}. This torch module is "
                 f"not supported; see `python -m omnitensor.as_torch --help` for the limits",
                 name=alias) from None
+        if alias in _EXACT and self.target == _EXACT[alias]:
+            real.__name__ = alias  # the face exists only to be `torch`: it answers to it
         sys.modules[alias] = real
 
 
@@ -151,7 +155,8 @@ def uninstall() -> None:
     while _FINDER in sys.meta_path:
         sys.meta_path.remove(_FINDER)
     for name, mod in list(sys.modules.items()):
-        if _root(name) is not None and getattr(mod, "__name__", "").startswith(_TARGET):
+        if _root(name) is not None and (getattr(mod, "__name__", "").startswith(_TARGET)
+                                        or mod is sys.modules.get(_EXACT.get(name, ""))):
             del sys.modules[name]
     os.environ.pop("OMNITENSOR_AS_TORCH", None)
     from .core.accelerators import enable_cuda_alias

@@ -50,10 +50,11 @@ _KL_MEMOIZE: dict[tuple[type, type], Any] = {}
 
 
 def register_kl(type_p: type, type_q: type) -> Callable:
-    """Decorator registering ``fn(p, q)`` as ``KL(p || q)`` for ``type_p`` and ``type_q``
-    (Distribution subclasses)."""
+    """Decorator registering ``fn(p, q)`` as ``KL(p || q)`` for ``type_p`` and ``type_q``.
+    Any classes are accepted, as torch's check lets them through: libraries register
+    pairs with their own base classes (pyro's ``Distribution``, a mixin of torch's)."""
     for name, t in (("type_p", type_p), ("type_q", type_q)):
-        if not (isinstance(t, type) and issubclass(t, Distribution)):
+        if not isinstance(t, type):
             raise TypeError(f"Expected {name} to be a Distribution subclass but got {t}")
 
     def decorator(fun: Callable) -> Callable:

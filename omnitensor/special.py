@@ -23,7 +23,8 @@ from .core.ops.ternary import where as _where
 from .core.ops.torch_extras import erfc as _erfc, log_softmax as _log_softmax, \
     softmax as _softmax
 from .core.tensor import Tensor
-from .special_functions._common import binary_operands as _binary, floating as _floating
+from .special_functions._common import binary_operands as _binary, floating as _floating, \
+    with_out as _with_out
 from .special_functions.bessel import (airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1,
                                        spherical_bessel_j0)
 from .special_functions.error_functions import erfcx, erfinv, log_ndtr, ndtr, ndtri
@@ -94,3 +95,16 @@ def entr(input: Any) -> Tensor:  # noqa: A002 - torch's name
     safe = _where(x > 0, x, 1.0)
     out = _where(x > 0, -x * _ew.log(safe), 0.0 * x)
     return _where(x < 0, -math.inf, out)
+
+
+def _add_out_arguments() -> None:
+    """torch.special's functions take ``*, out=None`` (all but softmax and log_softmax,
+    which take ``dtype=``): every exported function gets it, once, at import."""
+    namespace = globals()
+    for name in __all__:
+        if name not in ("softmax", "log_softmax", "gammainc_grad_a", "psi"):
+            namespace[name] = _with_out(namespace[name])
+    namespace["psi"] = namespace["digamma"]
+
+
+_add_out_arguments()

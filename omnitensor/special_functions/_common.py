@@ -10,6 +10,8 @@ inf/nan values or gradients, and the function runs on every device as plain Tens
 """
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Any, Callable, Sequence
 
 from ..core import dtypes as _dt
@@ -100,10 +102,9 @@ def chbevl(z: Any, coeffs: Sequence[float]) -> Any:
 def not_differentiable(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """``fn`` computed on detached operands: torch records no gradient for the Bessel,
     Airy and orthogonal-polynomial functions (their results do not require grad)."""
+    @functools.wraps(fn)
     def wrapper(*args: Any) -> Tensor:
         return fn(*(a.detach() if isinstance(a, Tensor) else a for a in args))
-    wrapper.__name__ = fn.__name__
-    wrapper.__doc__ = fn.__doc__
     return wrapper
 
 
@@ -149,3 +150,26 @@ def with_derivative(forward: Callable[[Tensor], Tensor],
 def signum(x: Tensor) -> Tensor:
     """``sgn(x)`` as a float tensor (0 at 0)."""
     return _ew.sign(x)
+
+
+def with_out(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``fn`` taking torch's keyword ``out=``: the result is written into ``out`` (resized
+    to its shape; ``out`` must have its dtype and device) and ``out`` returned. The
+    signature shown is ``fn``'s with ``*, out=None`` added, as torch documents it."""
+    from ..core.ops.out_arg import write_out
+    op = f"special_{fn.__name__}"
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, out: Any = None, **kwargs: Any) -> Tensor:
+        result = fn(*args, **kwargs)
+        return result if out is None else write_out(op, result, out)
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # pragma: no cover - a builtin without one
+        return wrapper
+    params = [q for q in sig.parameters.values() if q.kind is not q.VAR_KEYWORD]
+    rest = [q for q in sig.parameters.values() if q.kind is q.VAR_KEYWORD]
+    out_param = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
+    wrapper.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[*params, out_param, *rest])
+    return wrapper

@@ -255,3 +255,23 @@ def test_second_derivatives_match_torch(name, device):
     (tg,) = torch.autograd.grad(getattr(torch.special, name)(tx).sum(), tx, create_graph=True)
     (th,) = torch.autograd.grad(tg.sum(), tx)
     np.testing.assert_allclose(h.cpu().numpy(), th.numpy(), rtol=1e-8, atol=1e-12)
+
+
+def test_out_argument_as_torch(device):
+    x = np.array([0.5, 1.5, 3.0])
+    ours, theirs = _pair(x, "float64", device)
+    for name, args in (("bessel_j0", ()), ("gammaln", ()), ("erfcx", ()),
+                       ("chebyshev_polynomial_t", (3,)), ("multigammaln", (2,)),
+                       ("logsumexp", (0,))):
+        out = ot.empty(0, dtype=ot.float64, device=device)  # resized to the result
+        got = getattr(S, name)(ours, *args, out=out)
+        want = getattr(torch.special, name)(theirs, *args)
+        assert got is out
+        _same(out.cpu().numpy(), want.numpy(), "float64")
+    out = ot.empty(3, dtype=ot.float64, device=device)
+    assert S.polygamma(2, ours, out=out) is out
+    _same(out.cpu().numpy(), torch.special.polygamma(2, theirs).numpy(), "float64")
+    with pytest.raises(Exception, match="dtype"):
+        S.i0(ours, out=ot.empty(3, dtype=ot.float32, device=device))
+    import inspect
+    assert "out" in inspect.signature(S.zeta).parameters

@@ -275,3 +275,15 @@ def test_out_argument_as_torch(device):
         S.i0(ours, out=ot.empty(3, dtype=ot.float32, device=device))
     import inspect
     assert "out" in inspect.signature(S.zeta).parameters
+
+
+def test_top_level_gamma_family_aliases(device):
+    import omnitensor.torch_face as tf
+    (a, ta), (x, tx) = (_pair([0.5, 2.5, 10.0], "float64", device),
+                        _pair([0.3, 3.0, 12.0], "float64", device))
+    for top in ("igamma", "igammac"):
+        _same(getattr(tf, top)(a, x).cpu().numpy(), getattr(torch, top)(ta, tx).numpy(),
+              "float64")
+    _same(tf.mvlgamma(x + 2.0, p=3).cpu().numpy(), torch.mvlgamma(tx + 2.0, p=3).numpy(),
+          "float64")
+    assert tf.mvlgamma is S.multigammaln

@@ -313,7 +313,9 @@ class _Session:
             except TypeError:
                 return False
         if isinstance(r, (tuple, list)):
-            return (type(a) is type(r) and len(a) == len(r)
+            # a tuple subclass (Size, a NamedTuple) was recorded as its tuple
+            return (isinstance(a, tuple) == isinstance(r, tuple)
+                    and isinstance(a, (tuple, list)) and len(a) == len(r)
                     and all(self._same(x, y) for x, y in zip(r, a)))
         if isinstance(r, dict):
             return (isinstance(a, dict) and a.keys() == r.keys()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-SUBMODULES = ("activation", "batchnorm", "channelshuffle", "container", "conv", "distance", "dropout", "flatten", "fold", "instancenorm", "linear", "loss", "module", "normalization", "padding", "pixelshuffle", "pooling", "rnn", "sparse", "transformer", "upsampling")
+SUBMODULES = ("activation", "batchnorm", "channelshuffle", "container", "conv", "distance", "dropout", "flatten", "fold", "instancenorm", "linear", "loss", "module", "normalization", "padding", "pixelshuffle", "pooling", "rnn", "sparse", "transformer", "upsampling", "utils")
 
 
 def __getattr__(name: str) -> Any:

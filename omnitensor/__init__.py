@@ -23,7 +23,8 @@ from .core.dtypes import (DType, as_dtype, can_cast, finfo, get_default_dtype, i
                           promote_types, result_type, set_default_dtype)
 from .core.dtypes import (bool_ as bool, complex64, complex128, float16, float32,  # noqa: A004
                           bfloat16, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
-from .core.dtypes import (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
+from .core.dtypes import (complex32, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
+                          float8_e5m2fnuz,
                           float8_e8m0fnu)
 from .backends.cpu_threads import get_num_threads, set_num_threads
 from .core.graph import is_grad_enabled
@@ -127,6 +128,7 @@ greater_than, less_than = greater, less
 power = pow
 trapz = trapezoid  # torch's older name
 float = float32  # noqa: A001  (torch.float)
+chalf = complex32  # torch.chalf (named; tensors refused)
 double = float64
 half = float16
 long = int64

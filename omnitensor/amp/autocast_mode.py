@@ -31,7 +31,9 @@ def is_autocast_available(device_type: str) -> bool:
     return device_type in _known_types
 
 
-_known_types: set[str] = set()
+#: torch's other device types: autocast on them is accepted as torch's is on a machine
+#: without them (the state is kept; no tensor of theirs exists to cast)
+_known_types: set[str] = {"mps", "xpu", "hpu", "xla", "ipu", "mtia", "maia", "privateuseone"}
 
 
 def _check_type(device_type: Any) -> str:

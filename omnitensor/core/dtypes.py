@@ -157,6 +157,14 @@ for _d in float8_dtypes:
                       f"weights in bfloat16 or float16")
     _BY_NAME[_d.name] = _d
     _BY_NP[_d.np] = _d
+# torch's complex32 (chalf: two float16 halves) is named the same way; NumPy has no such
+# dtype, so it carries complex64's as a stand-in (never registered by NumPy dtype) and
+# torch's 4-byte itemsize
+complex32 = DType("complex32", np.complex64, kind="c")
+complex32.itemsize = 4
+complex32.unsupported = ("complex32 (chalf) tensors are not supported by omnitensor: no "
+                         "backend holds half-precision complex numbers; use complex64")
+_BY_NAME["complex32"] = _BY_NAME["chalf"] = complex32
 
 
 def as_dtype(obj: Any) -> DType:

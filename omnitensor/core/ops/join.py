@@ -213,8 +213,13 @@ def tile(x: Tensor, /, repetitions: Any) -> Tensor:
     for r, s in zip(reps, shape):
         inter += [1, s]
         big += [r, s]
-    out = x.reshape(tuple(inter)).broadcast_to(tuple(big))
-    return out.reshape(tuple(r * s for r, s in zip(reps, shape)))
+    final = tuple(r * s for r, s in zip(reps, shape))
+    if all(r == 1 for r in reps):  # a new tensor, as torch's repeat (never a view of x)
+        return x.clone().reshape(final)
+    # contiguous(): the broadcast view is written out once, so the result owns writable
+    # memory (a reshape of the stride-0 view could stay a read-only view of x)
+    out = x.reshape(tuple(inter)).broadcast_to(tuple(big)).contiguous()
+    return out.reshape(final)
 
 
 def repeat_tensor(x: Tensor, *sizes: Any) -> Tensor:

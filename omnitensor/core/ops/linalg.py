@@ -401,8 +401,15 @@ def trace(x: Tensor, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
     return d.sum(dim=-1, dtype=dtype)
 
 
-def cross(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
-    """Cross product of 3-vectors along ``axis`` (with broadcasting)."""
+def cross(x1: Tensor, x2: Tensor, /, *, axis: int = -1, dim: int | None = None,
+          out: Tensor | None = None) -> Tensor:
+    """Cross product of 3-vectors along ``axis`` (torch.linalg's ``dim``), with
+    broadcasting."""
+    if dim is not None:
+        axis = dim
+    if out is not None:
+        from .out_arg import write_out
+        return write_out("linalg.cross", cross(x1, x2, axis=axis), out)
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:
         raise ShapeError(f"linalg.cross: axis {axis} must have size 3")
     shape = broadcast_shapes(x1.shape, x2.shape)

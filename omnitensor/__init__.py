@@ -244,7 +244,8 @@ _FROM_AMP = {"is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled"
              "is_autocast_available"}
 # torch.lgamma & co. live in omnitensor.special (written once there)
 _FROM_SPECIAL = {"lgamma": "gammaln", "digamma": "digamma", "erfinv": "erfinv", "i0": "i0",
-                 "igamma": "gammainc", "igammac": "gammaincc", "mvlgamma": "multigammaln"}
+                 "igamma": "gammainc", "igammac": "gammaincc", "mvlgamma": "multigammaln",
+                 "polygamma": "polygamma"}
 # torch.hann_window & co. live in omnitensor.signal.windows (torch.signal.windows)
 _WINDOWS = {"hann_window", "hamming_window", "blackman_window", "bartlett_window",
             "kaiser_window"}

@@ -301,13 +301,16 @@ class Tensor:
                         "loaded); use omnitensor.save/omnitensor.load (safetensors)")
 
     # ---------------------------------------------------------------------- DLPack
-    def __dlpack__(self, *, stream: Any = None, max_version: Any = None,
-                   dl_device: Any = None, copy: bool | None = None) -> Any:
+    def _check_dlpack_dtype(self) -> None:
         if self._dtype.compute is not self._dtype:  # a widened array would pass as float32
             raise BufferError(
                 f"DLPack export of {self._dtype.name} tensors is not supported (the array "
                 f"libraries omnitensor binds have no bfloat16 DLPack); export "
                 f"t.float() and convert back with .bfloat16() on the other side")
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None,
+                   dl_device: Any = None, copy: bool | None = None) -> Any:
+        self._check_dlpack_dtype()
         data = self._data
         if not hasattr(data, "__dlpack__"):
             # declared in the backend contract; its default raises a clear BufferError
@@ -328,6 +331,7 @@ class Tensor:
             return data.__dlpack__()
 
     def __dlpack_device__(self) -> tuple[int, int]:
+        self._check_dlpack_dtype()  # consumers ask for the device first (torch.from_dlpack)
         data = self._data
         if not hasattr(data, "__dlpack_device__"):
             device = getattr(self._device.backend, "dlpack_device", None)

@@ -128,7 +128,7 @@ def result_dtype(name: str, dtype: np.dtype) -> np.dtype:
 # own floor; predicates of integers are constants; conj/real of reals are the input)
 _FORWARDED = {"floor": "biu", "ceil": "biu", "trunc": "biu", "round": "biu",
               "isnan": "biu", "isinf": "biu", "isfinite": "biu", "signbit": "bui",
-              "conj": "biuf", "real": "biuf", "imag": "biuf", "positive": "biufc"}
+              "conj": "biuf", "real": "biuf", "imag": "biuf", "positive": "biufc", "sign": "b"}
 
 
 def core_calls(name: str, dtype: np.dtype) -> bool:

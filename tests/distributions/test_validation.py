@@ -32,6 +32,16 @@ def _t_ot(x):
     return ot.tensor(np.asarray(x, dtype=np.float64))
 
 
+
+@pytest.fixture(autouse=True)
+def torch_validates():
+    """Real torch's errors are the oracle: its validation on (as its default under
+    ``__debug__``), whatever code run earlier in this process switched it to."""
+    old = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(True)
+    yield
+    torch.distributions.Distribution.set_default_validate_args(old)
+
 def _t_torch(x):
     return torch.tensor(np.asarray(x, dtype=np.float64))
 

@@ -88,5 +88,5 @@ if __name__ == "__main__":
     acc = test(model, device, test_set)
     print(json.dumps({"exitcodes": [p.exitcode for p in processes], "changed": changed,
                       "start_acc": start_acc, "acc": acc,
-                      "torch_is": torch.__name__}))
+                      "torch_is": type(torch.zeros(1)).__module__}))
     print("PASS" if acc > 0.9 and changed > 0 else "FAIL")

@@ -170,15 +170,17 @@ class Tensor:
         (torch: integer division with addcdiv is no longer supported).
         """
         ...
-    def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-        """``self += value * tensor1 / tensor2`` in place."""
+    def addcdiv_(self, *args: Any, value: Any = 1) -> Tensor:
+        """``self += value * tensor1 / tensor2`` in place (and the deprecated value-first
+        overload, as :func:`addcmul_`).
+        """
         ...
     def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1, out: Any = None) -> Tensor:
         """``input + value * tensor1 * tensor2`` (broadcasting)."""
         ...
-    def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    def addcmul_(self, *args: Any, value: Any = 1) -> Tensor:
         """``self += value * tensor1 * tensor2`` in place (one product, one in-place add: the
-        optimizers' hot path).
+        optimizers' hot path); also torch's deprecated ``addcmul_(value, tensor1, tensor2)``.
         """
         ...
     def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1, out: Any = None) -> Tensor:

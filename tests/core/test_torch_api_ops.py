@@ -251,3 +251,20 @@ def test_random_fills_follow_their_laws(device):
         ot.empty(3, device=device).cauchy_(0.0, -1.0)
     with pytest.raises(ValueError, match=r"p to be in \(0, 1\)"):
         ot.empty(3, device=device).geometric_(1.5)
+
+
+def test_addcmul_addcdiv_deprecated_value_first_overload(device):
+    """torch's deprecated ``x.addcmul_(value, t1, t2)`` (older optimizers) still works,
+    with a warning, and equals the keyword form."""
+    a = ot.ones(3, device=device)
+    b = ot.full((3,), 2.0, device=device)
+    x, y = ot.zeros(3, device=device), ot.zeros(3, device=device)
+    with pytest.warns(UserWarning, match="deprecated"):
+        x.addcmul_(0.5, a, b)
+    y.addcmul_(a, b, value=0.5)
+    with pytest.warns(UserWarning, match="deprecated"):
+        x.addcdiv_(3, a, b)
+    y.addcdiv_(a, b, value=3)
+    assert x.tolist() == y.tolist() == [2.5, 2.5, 2.5]
+    with pytest.raises(TypeError, match="tensor1, tensor2"):
+        x.addcmul_(a)

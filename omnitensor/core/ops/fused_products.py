@@ -142,14 +142,32 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *,  # noqa: A002
     return write_out("addcdiv", input + (quot if value == 1 else value * quot), out)
 
 
-def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+def _value_first(op: str, args: tuple, value: Any) -> tuple[Any, Any, Any]:
+    """``(tensor1, tensor2, value)`` of ``op``'s arguments, also from torch's deprecated
+    overload ``op(value, tensor1, tensor2)`` (still in older optimizers and libraries)."""
+    if len(args) == 3 and not isinstance(args[0], Tensor):
+        import warnings
+        warnings.warn(f"This overload of {op} is deprecated: {op}(Number value, Tensor "
+                      f"tensor1, Tensor tensor2); use {op}(tensor1, tensor2, value=value)",
+                      UserWarning, stacklevel=3)
+        return args[1], args[2], args[0]
+    if len(args) != 2:
+        raise TypeError(f"{op}() takes tensor1, tensor2 and the keyword value=, got "
+                        f"{len(args)} positional arguments")
+    return args[0], args[1], value
+
+
+def addcmul_(self: Tensor, *args: Any, value: Any = 1) -> Tensor:
     """``self += value * tensor1 * tensor2`` in place (one product, one in-place add: the
-    optimizers' hot path)."""
+    optimizers' hot path); also torch's deprecated ``addcmul_(value, tensor1, tensor2)``."""
+    tensor1, tensor2, value = _value_first("addcmul_", args, value)
     return self.add_(tensor1 * tensor2, alpha=value)
 
 
-def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-    """``self += value * tensor1 / tensor2`` in place."""
+def addcdiv_(self: Tensor, *args: Any, value: Any = 1) -> Tensor:
+    """``self += value * tensor1 / tensor2`` in place (and the deprecated value-first
+    overload, as :func:`addcmul_`)."""
+    tensor1, tensor2, value = _value_first("addcdiv_", args, value)
     if all(isinstance(t, Tensor) and t.dtype.kind in "biu" for t in (tensor1, tensor2)):
         addcdiv(self, tensor1, tensor2)  # raises torch's refusal of integer division
     return self.add_(tensor1 / tensor2, alpha=value)

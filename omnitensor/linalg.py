@@ -19,3 +19,26 @@ __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "m
            "solve_triangular", "lstsq", "cholesky_ex", "cond", "householder_product", "inv_ex",
            "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp", "multi_dot", "solve_ex",
            "tensorinv", "tensorsolve", "vander"]
+
+
+def _with_out(fn):  # type: ignore[no-untyped-def]
+    """``fn`` also taking torch's ``out=`` (core's one rule: core/ops/out_arg.py)."""
+    import functools
+
+    from .core.ops.out_arg import write_out
+
+    @functools.wraps(fn)
+    def with_out(*args, out=None, **kwargs):  # type: ignore[no-untyped-def]
+        return write_out(f"linalg.{fn.__name__}", fn(*args, **kwargs), out)
+    return with_out
+
+
+#: torch.linalg's functions that take out= (cross takes it itself)
+_TAKE_OUT = ("cholesky", "cholesky_ex", "cond", "det", "eig", "eigh", "eigvals", "eigvalsh",
+             "householder_product", "inv", "inv_ex", "lu", "lu_factor", "lu_factor_ex",
+             "lu_solve", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
+             "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
+             "svdvals", "tensorinv", "tensorsolve", "vecdot", "vector_norm")
+for _name in _TAKE_OUT:
+    globals()[_name] = _with_out(globals()[_name])
+del _name

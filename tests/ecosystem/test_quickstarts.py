@@ -18,12 +18,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent / "quickstarts"
-#: quickstarts that run but give other numbers than torch: open bugs, kept visible as strict
-#: xfails (a fix makes them pass, and the mark must then go)
-WRONG = {"qs_gpytorch": "ExactGP hyperparameter gradients are 2x torch's (first loss equal; "
-                        "inv_quad_logdet, AddedDiag log_prob and the RBF kernel alone agree)"}
-QUICKSTARTS = [pytest.param(n, marks=pytest.mark.xfail(reason=WRONG[n], strict=True))
-               if n in WRONG else n for n in sorted(p.stem for p in HERE.glob("qs_*.py"))]
+QUICKSTARTS = sorted(p.stem for p in HERE.glob("qs_*.py"))
 #: float32 programs: results agree to this relative tolerance (a few ulps over short runs);
 #: accelerators sum in other orders
 RTOL = {"cpu": 2e-4}

@@ -116,3 +116,14 @@ def test_deprecated_backward_hook_sees_the_input_gradient():
     x = ot.ones(2, 3, requires_grad=True)
     lin(x).sum().backward()
     assert got and ot.allclose(got[0], x.grad)
+
+
+def test_softplus_gradient_at_zero_is_one_half(device):
+    """softplus' slope is sigmoid(beta x) everywhere, 1/2 at 0 (the split stable form gave 1
+    there: gpytorch's Positive constraint at its default raw value 0 doubled every
+    hyperparameter gradient)."""
+    x = ot.tensor([0.0, -3.0, 2.0, -800.0, 30.0], device=device, requires_grad=True)
+    nn.functional.softplus(x).sum().backward()
+    t = torch.tensor([0.0, -3.0, 2.0, -800.0, 30.0], requires_grad=True)
+    torch.nn.functional.softplus(t).sum().backward()
+    assert ot.allclose(x.grad.cpu(), ot.tensor(t.grad.numpy()), atol=1e-6)

@@ -144,8 +144,10 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
     """``log(1 + exp(beta x)) / beta``, linear above ``threshold`` (torch)."""
     bx = input * beta
-    # log1p(exp(-|bx|)) + max(bx, 0) never overflows
-    soft = ((-bx.abs()).exp().log1p() + bx.clamp(min=0)) / beta
+    # logaddexp(bx, 0) never overflows, and its gradient is sigmoid(bx) everywhere (the
+    # split form log1p(exp(-|bx|)) + max(bx, 0) summed two one-sided slopes at 0: 1, not 1/2)
+    from ...core.ops.elementwise import logaddexp
+    soft = logaddexp(bx, 0.0) / beta
     return input.where(bx > threshold, soft)
 
 

@@ -268,3 +268,10 @@ def test_addcmul_addcdiv_deprecated_value_first_overload(device):
     assert x.tolist() == y.tolist() == [2.5, 2.5, 2.5]
     with pytest.raises(TypeError, match="tensor1, tensor2"):
         x.addcmul_(a)
+
+
+def test_trapezoid_rules_refuse_mismatched_sample_points(device):
+    y, x = ot.ones(3, 5, device=device), ot.arange(3.0, device=device)
+    for fn in (ot.trapezoid, ot.cumulative_trapezoid):
+        with pytest.raises(ot.errors.ShapeError, match="x has 3 points, y has 5"):
+            fn(y, x)

@@ -21,6 +21,7 @@ from .out_arg import write_out
 from .reduction import vector_norm
 from .sorting import ValuesIndices, searchsorted, sort_torch
 from .ternary import where
+from .torch_extras import trapezoid_spacing
 
 __all__ = ["frexp", "ldexp", "gcd", "lcm", "rsub", "fmax", "fmin", "renorm", "isin",
            "cummax", "cummin", "cumulative_trapezoid", "gradient"]
@@ -222,17 +223,7 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None,
     areas = y.narrow(d, 0, n - 1) + y.narrow(d, 1, n - 1)
     if x is None:
         return areas.cumsum(d) * ((1.0 if dx is None else dx) / 2)
-    if x.ndim == 1:
-        if x.shape[0] != n:
-            raise ShapeError(f"cumulative_trapezoid: x has {x.shape[0]} points, y has {n} "
-                             f"along dim {dim}")
-        shape = [1] * y.ndim
-        shape[d] = n - 1
-        spacing = (x[1:] - x[:-1]).reshape(shape)
-    else:
-        xd = normalize_axis(dim, x.ndim)
-        spacing = x.narrow(xd, 1, n - 1) - x.narrow(xd, 0, n - 1)
-    return (areas * spacing).cumsum(d) / 2
+    return (areas * trapezoid_spacing("cumulative_trapezoid", x, y, d, dim)).cumsum(d) / 2
 
 
 def _spacings(input: Tensor, spacing: Any, dims: tuple[int, ...]) -> list[Any]:  # noqa: A002

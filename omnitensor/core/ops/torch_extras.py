@@ -412,14 +412,21 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
     lo, hi = y.narrow(d, 0, n - 1), y.narrow(d, 1, n - 1)
     if x is None:
         return (lo + hi).sum(dim=d) * ((1.0 if dx is None else dx) / 2)
+    return ((lo + hi) * trapezoid_spacing("trapezoid", x, y, d, dim)).sum(dim=d) / 2
+
+
+def trapezoid_spacing(op: str, x: Tensor, y: Tensor, d: int, dim: int) -> Tensor:
+    """The widths between ``x``'s sample points along ``y``'s axis ``d`` (``x`` 1-D of
+    ``y.shape[d]`` points, or shaped as ``y``): the trapezoid rules' one spacing rule."""
+    n = y.shape[d]
     if x.ndim == 1:
+        if x.shape[0] != n:
+            raise ShapeError(f"{op}: x has {x.shape[0]} points, y has {n} along dim {dim}")
         shape = [1] * y.ndim
         shape[d] = n - 1
-        spacing = (x[1:] - x[:-1]).reshape(shape)
-    else:
-        xd = normalize_axis(dim, x.ndim)
-        spacing = x.narrow(xd, 1, n - 1) - x.narrow(xd, 0, n - 1)
-    return ((lo + hi) * spacing).sum(dim=d) / 2
+        return (x[1:] - x[:-1]).reshape(shape)
+    xd = normalize_axis(dim, x.ndim)
+    return x.narrow(xd, 1, n - 1) - x.narrow(xd, 0, n - 1)
 
 
 def bincount(x: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:

@@ -11,6 +11,7 @@ from typing import Any
 
 from ...core.autocast_state import autocast_operands, state as _autocast
 from ...core.capture_hooks import composite
+from ...core.ops.elementwise import logaddexp
 from ...core.ops.softmax import softmax_data, softmax_node
 from ...core.graph import is_grad_enabled
 from ...core.tensor import Tensor
@@ -146,7 +147,6 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     bx = input * beta
     # logaddexp(bx, 0) never overflows, and its gradient is sigmoid(bx) everywhere (the
     # split form log1p(exp(-|bx|)) + max(bx, 0) summed two one-sided slopes at 0: 1, not 1/2)
-    from ...core.ops.elementwise import logaddexp
     soft = logaddexp(bx, 0.0) / beta
     return input.where(bx > threshold, soft)
 

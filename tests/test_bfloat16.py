@@ -547,3 +547,19 @@ def test_dlpack_export_is_refused_clearly(device):
         x.__dlpack__()
     with pytest.raises(BufferError, match="bfloat16"):
         torch.from_dlpack(x)
+
+
+def test_default_dtype_change_reaches_rules_already_used():
+    """int / int gives the default dtype even when the pair was divided before the change."""
+    before = ot.get_default_dtype()
+    assert (ot.arange(3) / 2).dtype is before
+    assert (ot.arange(3) / ot.arange(1, 4)).dtype is before
+    try:
+        for d in (ot.float64, BF):
+            ot.set_default_dtype(d)
+            assert (ot.arange(3) / 2).dtype is d
+            assert (ot.arange(3) / ot.arange(1, 4)).dtype is d
+            assert ot.arange(3).sqrt().dtype is d
+    finally:
+        ot.set_default_dtype(before)
+    assert (ot.arange(3) / 2).dtype is before

@@ -19,6 +19,7 @@ as torch does on CPU, so a backend only has to hold it and cast it.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import ml_dtypes
@@ -368,6 +369,14 @@ class _Defaults:
 
 
 _defaults = _Defaults()
+# callbacks run when the default dtype changes: caches of dtype rules that read it (an int
+# tensor divided by an int gives the default dtype) register one here to forget their entries
+_on_default_dtype_change: list[Callable[[], None]] = []
+
+
+def on_default_dtype_change(callback: Callable[[], None]) -> None:
+    """Call ``callback()`` whenever :func:`set_default_dtype` changes the default."""
+    _on_default_dtype_change.append(callback)
 
 
 def get_default_dtype() -> DType:
@@ -381,4 +390,7 @@ def set_default_dtype(dtype: Any) -> None:
     d = as_dtype(dtype)
     if d.kind != "f":
         raise DTypeError(f"the default dtype must be a floating dtype, got {d.name}")
-    _defaults.float_dtype = d
+    if d is not _defaults.float_dtype:
+        _defaults.float_dtype = d
+        for callback in _on_default_dtype_change:
+            callback()

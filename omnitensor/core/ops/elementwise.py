@@ -658,6 +658,14 @@ if TYPE_CHECKING:
     def bitwise_right_shift(x1: Any, x2: Any, /) -> Tensor: ...
 
 
+def _forget_resolved_rules() -> None:
+    """Empty every op's rule cache (in place: the trusted fast paths hold the dicts)."""
+    for op in (*UNARY_OPS.values(), *BINARY_OPS.values()):
+        op._cache.clear()
+
+
+_dt.on_default_dtype_change(_forget_resolved_rules)
+
 _ADD, _SUB, _MUL = BINARY_OPS["add"], BINARY_OPS["subtract"], BINARY_OPS["multiply"]
 
 

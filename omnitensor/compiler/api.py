@@ -32,8 +32,13 @@ from typing import Any, Callable
 
 from ..core import autocast_state as _autocast
 from ..core import capture_hooks
-from ..core.tensor import Tensor, _make
+from ..core.tensor import _make
 from . import aot, capture, replay, segments
+# importing the fusion package registers its planner passes with replay (every plan built
+# with passes=None runs them), before the first capture rather than by the first one's path
+from . import fusion  # noqa: F401
+from .entry import (MISSING, Entry, NotGraph, StartState, bind_state, build_plan,
+                    concurrent_build, result_template, upgrade_later)
 from .guards import Discovery, discover
 from .ir import Graph, state_writes
 
@@ -51,9 +56,8 @@ class _Config:
     #: ``False`` makes every compiled function run eagerly (a debugging switch)
     enabled = True
     #: fused kernels (``compiler/fusion``): False replays every graph unfused (the
-    #: reference interpreter); True or None (default) runs the registered planner passes
-    #: (and ``fusion.fuse`` when True, or when None and ``fusion.ENABLED``); read when a
-    #: call is captured
+    #: reference interpreter); True or None (default) runs the registered planner passes;
+    #: read when a call is captured
     fuse: bool | None = None
     #: graph breaks: None (default) splits a call into compiled segments and keeps them
     #: when they measure faster than eager for that key (``compiler/segments.py``); True
@@ -67,31 +71,6 @@ class _Config:
 
 config = _Config()
 _ALL: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()
-_MISSING = object()
-
-
-class _Entry:
-    """One guard key's capture: its plan, or why it runs eagerly."""
-
-    def __init__(self) -> None:
-        self.reason: str | None = None          # None: replayable
-        self.plan: replay.Plan | None = None
-        self.graph: Graph | None = None
-        self.inputs: list[tuple[str | None, Any]] = []   # (tensor name, or None + array)
-        self.n_out = 0
-        self.template: Any = None
-        self.out_meta: list[tuple[Any, Any]] = []         # (device, dtype) per output
-        self.bindings: list[tuple[Any, int | None, Any, Any]] = []  # slot, index, dev, dtype
-        self.data_bindings: list[tuple[str, int]] = []
-        self.bumps: list[tuple[str, int]] = []
-        self.replays = 0
-        self.aot: aot.Split | None = None         # a forward whose backward runs outside
-        self.aot_outs: list[int] = []
-        self.aot_inputs: list[str] = []
-        self.n_extra = 0
-        self.segments: segments.SegmentedCall | None = None   # a call with graph breaks
-        self.upgrade: threading.Thread | None = None   # building the fused plan
-        self.upgrade_error: str | None = None
 
 
 #: held by the thread whose compiled call may swap the backends (a capture, a segmented
@@ -107,7 +86,7 @@ class CompiledFunction:
         self._fn = fn
         self.fullgraph = fullgraph
         self.dynamic = dynamic
-        self._cache: dict[Any, _Entry] = {}
+        self._cache: dict[Any, Entry] = {}
         self.traces = 0
         self._limit_warned = False
         self._warned: set[str] = set()
@@ -180,7 +159,7 @@ class CompiledFunction:
                     UserWarning, stacklevel=2)
             return fn(*args, **kwargs)
         self.traces += 1
-        entry = _Entry()
+        entry = Entry()
         result = self._trace(entry, d, args, kwargs)
         self._cache[key] = entry
         tag = entry.reason
@@ -214,7 +193,7 @@ class CompiledFunction:
         self._speculation_misses += 1
         return False, result
 
-    def _segmented(self, e: _Entry, key: Any, args: tuple, kwargs: dict) -> Any:
+    def _segmented(self, e: Entry, key: Any, args: tuple, kwargs: dict) -> Any:
         sc = e.segments
         assert sc is not None
         before = sc.divergences
@@ -252,14 +231,14 @@ class CompiledFunction:
         return fn(*args, **kwargs)
 
     # ---------------------------------------------------------------- capture
-    def _trace(self, e: _Entry, d0: Discovery, args: tuple, kwargs: dict) -> Any:
+    def _trace(self, e: Entry, d0: Discovery, args: tuple, kwargs: dict) -> Any:
+        """Run the call once under the recorder and fill ``e`` with its replay (or with the
+        reason it runs eagerly); returns the call's result."""
         fn = self._fn
         # inputs that are different arrays over shared memory: a fused plan could read one
         # after writing the other where eager read first; the recorded order is eager's
         unfused = config.fuse is False or d0.overlapping
-        start_slots = {n: s.get() for n, s in d0.iter_slots()}
-        start_data = {n: t._data for n, t in d0.tensors.items()}
-        start_versions = {n: t._version for n, t in d0.tensors.items()}
+        start = StartState(d0)
         if _autocast.state.active:
             # casts autocast cached before the call would be read as constants: recast
             _autocast.clear_cache()
@@ -270,107 +249,46 @@ class CompiledFunction:
             result = fn(*args, **kwargs)
             # what the program still holds at the end (a segmented replay copies it out)
             live_end = rec.live_values() if rec.breaks else frozenset()
-            rg = self._outputs_needing_backward(result, d0, start_slots, start_versions)
+            rg = self._outputs_needing_backward(result, d0, start.slots, start.versions)
             if rg and not rec.breaks:
                 try:
                     sp = aot.capture_backward(rec, rg)
                 except Exception as err:  # noqa: BLE001 - an uncapturable backward: eager
                     e.reason = f"the backward of the result cannot be captured ({err})"
                     return result
+        try:
+            self._replay_of(e, rec, result, live_end, start, sp, rg, unfused, args, kwargs)
+        except NotGraph as err:
+            e.reason = str(err)
+        return result
+
+    def _replay_of(self, e: Entry, rec: capture.Recorder, result: Any, live_end: frozenset,
+                   start: StartState, sp: aot.Split | None, rg: list, unfused: bool,
+                   args: tuple, kwargs: dict) -> None:
+        """Fill ``e`` from a finished recording; raises :class:`NotGraph` with the reason
+        the call must run eagerly."""
         if isinstance(result, (types.GeneratorType, types.CoroutineType,
                                types.AsyncGeneratorType)):
             # its body runs after the call returns, outside the capture: nothing to replay
-            e.reason = "the function returns a generator or coroutine (its body runs later)"
-            return result
-        d1 = discover(fn, args, kwargs)
+            raise NotGraph("the function returns a generator or coroutine (its body runs "
+                            "later)")
+        d0 = start.discovery
+        d1 = discover(self._fn, args, kwargs)
         why = self._why_not(rec, d0, d1)
         if why is not None:
             e.reason = why
             if rec.breaks and config.segments is not False:
                 try:
-                    e.segments = segments.SegmentedCall(
-                        rec, live_end, _fuser(unfused), () if unfused else None)
+                    e.segments = segments.SegmentedCall(rec, live_end, () if unfused else None)
                     self._last_segmented = e.segments
                 except segments.NotSegmentable as err:
                     e.reason = f"{why} (and it cannot be split there: {err})"
-            return result
-        values = rec.values
-        extra: list = []
-        # slots the call rebound (new .grad tensors, new optimizer state tensors)
-        grads_changed = False
-        for name, slot in d1.iter_slots():
-            new = slot.get()
-            old = start_slots.get(name, _MISSING)
-            if new is old:
-                continue
-            if not (name.endswith(".grad") or ".state[" in name):
-                e.reason = f"the call rebinds the parameter or buffer {name}"
-                return result
-            grads_changed = grads_changed or name.endswith(".grad")
-            if new is None:
-                e.bindings.append((slot, None, None, None))
-                continue
-            v = values.get(id(new._data))
-            if v is None:
-                e.reason = f"the call stores a tensor the graph did not produce in {name}"
-                return result
-            e.bindings.append((slot, len(extra), new._device, new._dtype))
-            extra.append(v)
-        bumped: set[int] = set()     # one bump per storage (a tensor passed twice)
-        for name, t in d0.tensors.items():
-            if d1.tensors.get(name) is not t:
-                continue
-            if t._data is not start_data[name]:
-                v = values.get(id(t._data))
-                if v is None:
-                    e.reason = f"the call replaced the storage of {name}"
-                    return result
-                e.data_bindings.append((name, len(extra)))
-                extra.append(v)
-            delta = t._version - start_versions[name]
-            base = t._base if t._base is not None else t
-            if delta and id(base) not in bumped:
-                bumped.add(id(base))
-                e.bumps.append((name, delta))
-                grads_changed = grads_changed or name.endswith(".grad")
-        # the result: tensors by value (or the same tensor when it is one the call reads)
-        by_id = {id(t): n for n, t in d1.tensors.items()}
-        outs: list = []
-        requires_grad = []
-
-        out_index: dict[int, int] = {}
-
-        def tmpl(o: Any) -> Any:
-            if isinstance(o, Tensor):
-                if id(o) in by_id:
-                    return ("S", by_id[id(o)])
-                v = values.get(id(o._data))
-                if v is None:
-                    raise _NotGraph("the result holds a tensor the graph did not produce")
-                if o.requires_grad:
-                    requires_grad.append(o)
-                outs.append(v)
-                out_index[id(o)] = len(outs) - 1
-                e.out_meta.append((o._device, o._dtype))
-                return ("T", len(outs) - 1)
-            if type(o) in (tuple, list) or (isinstance(o, tuple) and hasattr(o, "_fields")):
-                return (type(o), [tmpl(x) for x in o])
-            if type(o) is dict:
-                return (dict, [(k, tmpl(x)) for k, x in o.items()])
-            found: list = []
-            capture.tensors_in(o, found)
-            if found:
-                raise _NotGraph(f"the result holds tensors in a {type(o).__name__}")
-            return ("C", o)
-        try:
-            e.template = tmpl(result)
-        except _NotGraph as err:
-            e.reason = str(err)
-            return result
+            return
+        extra, grads_changed = bind_state(e, rec.values, start, d1)
+        outs, requires_grad, out_index = result_template(e, result, rec.values, d1)
         if requires_grad and not grads_changed and sp is None:
-            e.reason = ("the result requires grad and the backward runs outside the compiled "
-                        "function, with respect to nothing the capture can see")
-            return result
+            raise NotGraph("the result requires grad and the backward runs outside the "
+                            "compiled function, with respect to nothing the capture can see")
         # outputs: the result's tensors, then what the call stored in Python slots
         graph = rec.graph(outs + extra, state_writes([i.value for i in rec.inputs], rec.nodes))
         graph.input_arrays = {}   # (trace() keeps them for exporters; a cache must not)
@@ -378,52 +296,24 @@ class CompiledFunction:
         planned = graph
         if sp is not None:
             try:
-                planned = aot.split(graph, sp, gens,
-                                    passes=() if unfused else None)
+                planned = aot.split(graph, sp, gens, passes=() if unfused else None)
             except Exception as err:  # noqa: BLE001 - a backward we cannot plan: eager
-                e.reason = f"the captured backward cannot be planned ({err})"
-                return result
+                raise NotGraph(f"the captured backward cannot be planned ({err})") from err
             names0 = {id(t): n for n, t in d0.tensors.items()}
             e.aot = sp
             e.aot_outs = [out_index[id(t)] for t in rg]
             e.aot_inputs = [names0[id(t)] for t, _v in sp.diff_inputs]
             e.n_extra = len(extra)
-        if sp is None and not unfused and config.fuse_in_background and (
-                _fuser(unfused) is not None or replay.PLANNERS) and _concurrent_build(graph.device):
-            # tiered: replay unfused now, swap in the fused plan when its kernels are built
-            try:
-                e.plan = replay.build_plan(graph, generators=gens, passes=())
-            except Exception as err2:  # noqa: BLE001 - a plan we cannot build runs eagerly
-                e.reason = f"the captured graph cannot be planned ({err2})"
-                return result
-            e.upgrade = _upgrade_later(e, graph, gens)
-            self._finish_entry(e, graph, outs, rec, d0)
-            return result
-        fuse = _fuser(unfused) if sp is None else None
-        if fuse is not None:
-            try:
-                planned = fuse(graph)
-            except Exception as err:  # noqa: BLE001 - fusion is an optimisation: unfused
-                warnings.warn(f"omnitensor.compile: fusion failed ({err!r}); replaying "
-                              f"unfused", UserWarning, stacklevel=3)
-        try:
-            e.plan = replay.build_plan(planned, generators=gens,
-                                       passes=() if unfused else None)
-        except Exception as err:  # noqa: BLE001 - a planner pass failed: replay unfused
-            if not unfused and (replay.PLANNERS or planned is not graph):
-                warnings.warn(f"omnitensor.compile: planning fused kernels failed "
-                              f"({err!r}); replaying unfused", UserWarning, stacklevel=3)
-            try:
-                e.plan = replay.build_plan(planned if sp is not None else graph,
-                                           generators=gens, passes=())
-            except Exception as err2:  # noqa: BLE001 - a plan we cannot build runs eagerly
-                e.reason = f"the captured graph cannot be planned ({err2})"
-                return result
+        tiered = (sp is None and not unfused and config.fuse_in_background
+                  and bool(replay.PLANNERS) and concurrent_build(graph.device))
+        e.plan = build_plan(planned, gens, unfused=unfused or tiered)
+        if tiered:
+            # replay unfused now, swap in the fused plan when its kernels are built
+            e.upgrade = upgrade_later(e, graph, gens)
         self._finish_entry(e, graph, outs, rec, d0)
-        return result
 
     @staticmethod
-    def _finish_entry(e: _Entry, graph: Graph, outs: list, rec: capture.Recorder,
+    def _finish_entry(e: Entry, graph: Graph, outs: list, rec: capture.Recorder,
                       d0: Discovery) -> None:
         e.graph = graph
         e.n_out = len(outs)
@@ -473,7 +363,7 @@ class CompiledFunction:
             if n.op == "random_bits" and i not in rec.random_gens:
                 return "a random draw the capture cannot attribute to a generator"
         changed = [k for k in set(d0.scalars) | set(d1.scalars)
-                   if d0.scalars.get(k, _MISSING) != d1.scalars.get(k, _MISSING)]
+                   if d0.scalars.get(k, MISSING) != d1.scalars.get(k, MISSING)]
         if changed:
             k = sorted(changed)[0]
             return (f"the call changes the Python value {k} "
@@ -482,7 +372,7 @@ class CompiledFunction:
         return None
 
     # ---------------------------------------------------------------- replay
-    def _replay(self, e: _Entry, d: Discovery) -> Any:
+    def _replay(self, e: Entry, d: Discovery) -> Any:
         tensors = d.tensors
         arrays = [tensors[n]._data if n is not None else a for n, a in e.inputs]
         res = e.plan(arrays)  # type: ignore[misc]
@@ -541,57 +431,6 @@ class CompiledFunction:
         self._speculation_misses = 0
         self._segmented_calls = 0
         self._retraced.clear()
-
-
-class _NotGraph(Exception):
-    pass
-
-
-def _concurrent_build(device: str) -> bool:
-    """Whether the device's fused kernels may be built while replays run (its fusion
-    module's ``CONCURRENT_BUILD``, default True); the first call of _fuser imported the
-    fusion package."""
-    import importlib
-    kind = device.split(":")[0]
-    try:
-        mod = importlib.import_module(f"{__package__}.fusion.{kind}")
-    except ImportError:
-        return True
-    return bool(getattr(mod, "CONCURRENT_BUILD", True))
-
-
-def _upgrade_later(e: _Entry, graph: Graph, gens: dict) -> threading.Thread:
-    """Build ``graph``'s fused plan on a thread; it replaces ``e.plan`` when done (an
-    assignment: a replay reads ``e.plan`` once per call). A failure keeps the unfused plan
-    and is kept in ``e.upgrade_error``."""
-    def build() -> None:
-        try:
-            fuse = _fuser()
-            plan = replay.build_plan(graph if fuse is None else fuse(graph),
-                                     generators=gens, passes=None)
-        except Exception as err:  # noqa: BLE001 - fusion is an optimisation
-            e.upgrade_error = repr(err)
-            return
-        e.plan = plan
-    t = threading.Thread(target=build, name="omnitensor-fusion", daemon=True)
-    t.start()
-    return t
-
-
-def _fuser(off: bool = False) -> Callable[[Graph], Graph] | None:
-    """The fusion planner's ``fuse`` when ``config.fuse`` is True, or when it is None
-    (auto) and ``omnitensor.compiler.fusion`` declares ``ENABLED = True``; None when
-    ``off`` (a capture whose inputs overlap: see aliasing.py)."""
-    if off or config.fuse is False:
-        return None
-    try:
-        from . import fusion   # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    fuse = getattr(fusion, "fuse", None)
-    if config.fuse is None and not getattr(fusion, "ENABLED", False):
-        return None
-    return fuse
 
 
 class CompiledModule:

@@ -7,9 +7,6 @@ generated Python function, ``v7 = f3(v1, v2); del v1; ...``: each step is one ca
 bound callable on local variables, with no dtype rules, shape rules, argument checks or
 autograd. A value's last use drops it (``del``) so the backend's pool reuses its memory.
 
-A node ``op="fused"`` (the fusion planner's, ``omnitensor.compiler.fusion.fuse(graph)``) runs
-as ``outputs = node.kwargs["kernel"](backend, *args)``, a tuple of arrays.
-
 Planner passes (the fusion planner registers one with :func:`register_planner`) are
 ``pass(graph, steps, device) -> steps``: they may replace runs of :class:`Node` steps by
 :class:`Launch` steps. :func:`run` (the unfused interpreter, no passes) is the reference
@@ -17,7 +14,6 @@ every faster plan is tested against.
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -169,14 +165,6 @@ def build_plan(graph: Graph, *, extra_outputs: Sequence[Value] = (),
                             f"replay)")
             body.append((f"    if not {fname}({expr(n.args[0])}): raise RuntimeError(m{si})",
                          reads))
-            continue
-        if n.op == "fused":   # a fusion planner's node: outs = kernel(backend, *arrays)
-            fname = f"K{si}"
-            ns[fname] = functools.partial(n.kwargs["kernel"], nb)
-            for o in n.outputs:
-                names[o.id] = f"v{o.id}"
-            lhs = "".join(f"{names[o.id]}, " for o in n.outputs) or "_"
-            body.append((f"    {lhs} = {fname}({', '.join(expr(a) for a in n.args)})", reads))
             continue
         fname = f"f{si}"
         ns[fname] = nb.hook(n.op[5:]) if n.op.startswith("hook:") else getattr(nb, n.op)

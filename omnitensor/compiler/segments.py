@@ -87,8 +87,7 @@ def _np_dtype(name: str) -> np.dtype:
 class SegmentedCall:
     """One guard key's capture split at its breaks (see the module docstring)."""
 
-    def __init__(self, rec: capture.Recorder, live_end: frozenset[int],
-                 fuse: Callable[[Graph], Graph] | None, passes: Any) -> None:
+    def __init__(self, rec: capture.Recorder, live_end: frozenset[int], passes: Any) -> None:
         self.device = rec.device
         self.nodes: list[Node] = list(rec.nodes)
         self.kinds = dict(rec.result_kinds)
@@ -166,12 +165,12 @@ class SegmentedCall:
                 # reads over shared memory (a view of an input and the input): the recorded
                 # order is eager's; a fused plan could read one after writing the other
                 shared = aliasing.any_overlap([rec.array_of[v] for v in reads], be)
-                seg.fused = not shared and (fuse is not None or passes != ())
+                seg.fused = not shared and passes != ()
                 seg.plan = self._plan(seg, list(reads.values()), keep, rec,
-                                      None if shared else fuse, () if shared else passes)
+                                      () if shared else passes)
 
     def _plan(self, seg: _Segment, reads: list[Value], keep: list[Value],
-              rec: capture.Recorder, fuse: Any, passes: Any) -> replay.Plan:
+              rec: capture.Recorder, passes: Any) -> replay.Plan:
         nodes, gens = [], {}
         for i in range(seg.start, seg.end):
             n = self.nodes[i]
@@ -183,11 +182,6 @@ class SegmentedCall:
         g = Graph(self.device, inputs, nodes, list(keep),
                   state_writes([i.value for i in inputs], nodes), dict(rec.regions), {},
                   [], [])
-        if fuse is not None:
-            try:
-                g = fuse(g)
-            except Exception:  # noqa: BLE001 - fusion is an optimisation: unfused
-                pass
         try:
             return replay.build_plan(g, generators=gens, passes=passes)
         except Exception:  # noqa: BLE001 - a planner pass failed: unfused

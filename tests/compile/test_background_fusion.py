@@ -7,7 +7,7 @@ import numpy as np
 
 import omnitensor as ot
 from omnitensor import compiler, nn
-from omnitensor.compiler.api import _concurrent_build
+from omnitensor.compiler.entry import concurrent_build
 from omnitensor.nn import functional as F
 
 
@@ -46,7 +46,7 @@ def test_first_replays_are_unfused_then_the_fused_plan_takes_over(device):
                                    rtol=2e-5, atol=2e-6)
     entries = [e for e in cf._cache.values() if e.plan is not None]
     assert entries
-    if not _concurrent_build(str(ot.device(device))):   # sycl builds before replaying
+    if not concurrent_build(str(ot.device(device))):   # sycl builds before replaying
         assert all(e.upgrade is None for e in entries)
         return
     assert all(e.upgrade is not None and not e.upgrade.is_alive() for e in entries)

@@ -660,7 +660,8 @@ if TYPE_CHECKING:
 
 def _forget_resolved_rules() -> None:
     """Empty every op's rule cache (in place: the trusted fast paths hold the dicts)."""
-    for op in (*UNARY_OPS.values(), *BINARY_OPS.values()):
+    ops: list[UnaryOp | BinaryOp] = [*UNARY_OPS.values(), *BINARY_OPS.values()]
+    for op in ops:
         op._cache.clear()
 
 

@@ -316,25 +316,15 @@ def __dir__() -> list[str]:
 
 
 
-# torch's top-level spellings of nn.functional ops (torch.conv2d, torch.layer_norm...)
-# whose torch signatures agree with F's positionally. Not bound here, since torch's
-# top-level forms take other arguments: batch_norm/instance_norm (other order), embedding
-# (weight first), the losses (integer reduction), adaptive_max_pool1d (always indices).
-_FUNCTIONAL_AT_TOP = (
-    "adaptive_avg_pool1d", "alpha_dropout", "avg_pool1d", "bilinear", "celu", "celu_",
-    "channel_shuffle", "native_channel_shuffle", "conv1d", "conv2d", "conv3d",
-    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_similarity",
-    "dropout", "feature_alpha_dropout", "group_norm", "hardshrink", "layer_norm",
-    "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool3d",
-    "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "prelu", "relu_",
-    "rms_norm", "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_")
-
-
 def _bind_functional_at_top() -> None:
-    from .nn import functional as F
-    for name in _FUNCTIONAL_AT_TOP:
-        if name not in globals():
-            globals()[name] = getattr(F, name)
+    """torch's top-level in-place functions, top-level spellings of Tensor methods and of
+    nn.functional ops (``torch.abs_``, ``torch.detach``, ``torch.conv2d``,
+    ``torch.batch_norm``...): omnitensor/torch_face_functional.py, one rule per class."""
+    from . import torch_face_functional
+    g = globals()
+    for name, value in torch_face_functional.names().items():
+        if name not in g:  # omnitensor's own (torch-meaning) name wins
+            g[name] = value
 
 
 _bind_functional_at_top()

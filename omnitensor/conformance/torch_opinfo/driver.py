@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable
 from .compare import Options, compare
 from .convert import Arr, Converter, Unconvertible, canon, to_float64
 from .oracle import MAX_SAMPLES, ops_by_key, supports, torch, torch_dtype
-from .resolve import face, missing_paths, resolve
+from .resolve import face, resolve, why_missing
 
 #: outputs defined only up to sign or phase, compared by absolute value (top-level index)
 ABS_OUTPUTS = {"svd": (0, 2), "linalg.svd": (0, 2), "linalg.eigh": (1,),
@@ -227,13 +227,12 @@ def _checked(op: Any, kind: str, device: str, dtype: str,
     t0 = time.perf_counter()
     fn = resolve(op)
     if fn is None:
-        missing = missing_paths(op) or ["(no public torch path)"]
         try:
             total = count()
         except Exception:  # noqa: BLE001 - torch's sample generator failed: no samples
             total = 0
         return CheckResult(key, kind, device, dtype, "missing",
-                           reason="omnitensor has no " + ", ".join(missing),
+                           reason=why_missing(op),
                            seconds=round(time.perf_counter() - t0, 3), samples_total=total)
     try:
         samples = list(body(fn))

@@ -156,13 +156,64 @@ def missing_paths(op: Any) -> list[str]:
     return [p for p in counterpart_paths(op) if lookup(ns, p) is None]
 
 
+#: why an OpInfo can have no counterpart, by the kind of object it tests: torch's CUDA-only
+#: run-time compiler, and ATen's private kernels (``torch.ops.aten.*`` overloads, ``torch._x``
+#: entry points), which are no part of torch's public API (omnitensor's ``torch.ops`` holds
+#: the operators a program defines with ``torch.library``, not ATen's)
+JITERATOR = ("torch.cuda.jiterator: CUDA-only in torch (it compiles CUDA C source at run "
+             "time), so the oracle, torch on the CPU, cannot run it: there is no reference "
+             "result to compare with, and no device-neutral API to implement")
+PRIVATE_ATEN = ("a private ATen kernel ({path}): no part of torch's public API, which is "
+                "what omnitensor implements (its torch.ops holds torch.library operators, "
+                "not ATen's kernels)")
+
+
+def _is_private(path: str) -> bool:
+    """``ops.aten.x.default``, ``_chunk_cat``, ``torch._scaled_mm``: a path into ATen's
+    private kernels (a part named with a leading underscore, or through ``torch.ops``)."""
+    parts = path.split(".")
+    return parts[0] == "ops" or any(p.startswith("_") and not p.startswith("__")
+                                    for p in parts)
+
+
+def no_counterpart_reason(op: Any) -> str | None:
+    """Why ``op`` cannot have a counterpart (see :data:`JITERATOR`, :data:`PRIVATE_ATEN`),
+    or None when it is a public torch op the face may have."""
+    if type(op.op).__module__.startswith("torch.cuda.jiterator"):
+        return JITERATOR
+    if type(op.op).__module__ == "torch._ops":  # an OpOverload(Packet): torch.ops.aten.x
+        return PRIVATE_ATEN.format(path=f"torch.ops.{op.op}")
+    private = [p for p in counterpart_paths(op) if _is_private(p)]
+    if private:
+        return PRIVATE_ATEN.format(path=", ".join(
+            "torch." + p.removeprefix("torch.") for p in private))
+    return None
+
+
+def why_missing(op: Any) -> str:
+    """The reason a check of ``op`` reports when :func:`resolve` finds nothing: why it can
+    have no counterpart, or the names the face lacks."""
+    reason = no_counterpart_reason(op)
+    if reason is not None:
+        return "no counterpart by design: " + reason
+    missing = missing_paths(op)
+    if missing:
+        return "omnitensor has no " + ", ".join(missing)
+    other = {p: lookup(face(), p) for p in counterpart_paths(op)[:1]}
+    for p, obj in other.items():
+        if not callable(obj):  # torch.dist (a function) vs omnitensor.dist (distributed)
+            name = getattr(obj, "__name__", type(obj).__name__)
+            return f"the face's {p} is {name}, not torch's callable {p}"
+    return "omnitensor has no (no public torch path)"
+
+
 def resolve(op: Any) -> Callable[..., Any] | None:
     """The face's callable for OpInfo ``op``, called as ``op.op`` is (same arguments), or
     None when the face has no counterpart (a path of :func:`counterpart_paths` is missing,
     or ``op`` has no public torch path)."""
     paths = counterpart_paths(op)
     ns = face()
-    if not paths or any(lookup(ns, p) is None for p in paths):
+    if not paths or no_counterpart_reason(op) is not None or any(lookup(ns, p) is None for p in paths):
         return None
     if _is_test_code(op.op):
         return rebind(op.op, ns)

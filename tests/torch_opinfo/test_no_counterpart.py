@@ -1,0 +1,56 @@
+"""OpInfos that can have no omnitensor counterpart say why (CUDA-only jiterator, ATen's
+private kernels), and public ops keep resolving: the rule of
+``omnitensor.conformance.torch_opinfo.resolve.no_counterpart_reason``."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("expecttest")
+
+from omnitensor.conformance import torch_opinfo as T  # noqa: E402
+import importlib  # noqa: E402
+
+R = importlib.import_module("omnitensor.conformance.torch_opinfo.resolve")
+from omnitensor.conformance.torch_opinfo.oracle import ops_by_key  # noqa: E402
+
+PRIVATE = ("_softmax_backward_data", "_native_batch_norm_legit", "_batch_norm_with_update",
+           "_upsample_bilinear2d_aa", "max_pool2d_with_indices_backward",
+           "torch.ops.aten._safe_softmax.default", "slice", "_unsafe_masked_index",
+           "_unsafe_masked_index_put_accumulate", "_chunk_cat", "native_dropout_backward",
+           "_segment_reduce.lengths", "_segment_reduce.offsets")
+
+
+@pytest.mark.parametrize("key", PRIVATE)
+def test_private_aten_kernels_name_themselves(key):
+    op = ops_by_key()[key]
+    why = R.no_counterpart_reason(op)
+    assert why is not None and why.startswith("a private ATen kernel (torch.")
+    assert T.resolve(op) is None
+    res = T.check(key, "errors" if key == "_chunk_cat" else "forward", "cpu",
+                  "" if key == "_chunk_cat" else "float32")
+    assert res.status == "missing" and res.reason.startswith("no counterpart by design")
+
+
+def test_jiterator_is_cuda_only():
+    for key in ("jiterator_unary", "jiterator_binary", "jiterator_2inputs_2outputs"):
+        op = ops_by_key()[key]
+        assert "CUDA-only" in R.no_counterpart_reason(op)
+        assert T.resolve(op) is None
+
+
+@pytest.mark.parametrize("key", ["add", "nn.functional.conv2d", "mT", "__radd__",
+                                 "linalg.det", "max_pool2d_with_indices_backward"])
+def test_public_ops_are_not_private(key):
+    op = ops_by_key()[key]
+    private = key == "max_pool2d_with_indices_backward"  # its lambda calls torch.ops.aten
+    assert (R.no_counterpart_reason(op) is not None) == private
+    if not private:
+        assert T.resolve(op) is not None
+
+
+def test_a_name_the_face_holds_as_another_object_is_named():
+    op = ops_by_key()["dist"]
+    if callable(R.lookup(R.face(), "dist")):
+        pytest.skip("the face has torch.dist")
+    assert "is omnitensor.distributed, not torch's callable dist" in R.why_missing(op)

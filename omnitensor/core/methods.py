@@ -411,6 +411,8 @@ def _bind_methods() -> None:
     T.share_memory_, T.is_shared = _share_memory_, _is_shared  # core/shared_memory.py
     from .ops import torch_api  # addmm, scatter_reduce, cummax... (core/ops/torch_api.py)
     torch_api.bind(T)
+    from . import methods_torch  # digamma, fill_diagonal_, the in-place forms...
+    methods_torch.bind(T)
 
 
 def _construct(cls: type, *args: Any, **kwargs: Any) -> Tensor:

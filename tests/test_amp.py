@@ -495,7 +495,6 @@ def test_digits_mlp_reaches_97_percent_under_amp(device):
     assert _train_digits(device, "mlp", 12) >= 0.97
 
 
-@pytest.mark.slow  # 20 s on cpu, 50 s on opencl:0, ~160 s on sycl:0 (dpnp float16)
 def test_digits_cnn_reaches_97_percent_under_amp(device):
     # 15 epochs (the float32 job's 10 gave 96.9% bf16 on cpu, 96.4% float16 on sycl:0; 15
     # gives 98.1% on cpu, 98.3% on opencl:0 and sycl:0 with seed 0)

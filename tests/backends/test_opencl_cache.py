@@ -39,7 +39,6 @@ print((x * 2 + 1).tolist())
 """
 
 
-@pytest.mark.slow
 def test_cold_start_without_pocls_kernel_cache(tmp_path):
     """With PoCL's kcache off, a first op only builds what it needs: nothing asks PoCL for
     program binaries (which compiles every kernel of a program: 26 s once)."""

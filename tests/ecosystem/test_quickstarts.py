@@ -67,6 +67,7 @@ def _close(a, b, rtol: float, path: str = "") -> list[str]:
     return [] if a == b else [f"{path}: torch {a!r} vs omnitensor {b!r}"]
 
 
+@pytest.mark.device_sampled  # every library on cpu; a third per other device, -m slow all
 @pytest.mark.parametrize("name", QUICKSTARTS)
 def test_library_quickstart_matches_torch(name, device):
     expected = json.loads(_oracle(name))

@@ -14,6 +14,8 @@ import os
 os.environ.setdefault("SCIPY_ARRAY_API", "1")  # before SciPy is imported anywhere
 
 DEVICE = os.environ.get("OMNITENSOR_SKLEARN_DEVICE", "cpu")
+#: the float dtypes scikit-learn's tests run in (comma-separated)
+DTYPES = tuple(os.environ.get("OMNITENSOR_SKLEARN_DTYPES", "float64,float32").split(","))
 NAMESPACE_PARAMS = ("array_namespace", "namespace", "namespace_and_device",
                     "from_ns_and_device", "to_ns_and_device")
 
@@ -23,7 +25,7 @@ def _namespaces(include_numpy_namespaces: bool = True):
 
 
 def _combinations(include_numpy_namespaces: bool = True):
-    for dtype in ("float64", "float32"):
+    for dtype in DTYPES:
         yield "omnitensor", DEVICE, dtype
 
 

@@ -10,6 +10,10 @@ import pytest
 
 from omnitensor.conformance import torch_opinfo as T
 
+#: every case on cpu; on the other devices CI runs a third, ``-m slow`` the rest
+#: (tests/conftest.py); ``omnitensor conformance --torch`` runs them all on a user's device
+pytestmark = pytest.mark.device_sampled
+
 #: the skip reason of an OpInfo without a counterpart (one reason for all: the figures at
 #: the end name what is missing)
 NO_COUNTERPART = "no omnitensor counterpart (the coverage summary lists the missing names)"

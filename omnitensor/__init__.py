@@ -251,6 +251,7 @@ _WINDOWS = {"hann_window", "hamming_window", "blackman_window", "bartlett_window
             "kaiser_window"}
 _LAZY.add("signal")
 _LAZY.add("sparse")  # torch.sparse
+_LAZY.add("masked")  # torch.masked
 
 
 def __getattr__(name: str) -> _Any:

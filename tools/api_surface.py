@@ -1,5 +1,6 @@
 """torch's public API against omnitensor's: every public name of the installed torch, in the
-modules a torch program uses, exists in omnitensor at the same path with torch's parameter
+modules a torch program uses, exists in omnitensor's torch face (``omnitensor.torch_face``,
+what ``import torch`` gives under ``omnitensor.as_torch``) at the same path with torch's parameter
 names, or is listed in ``docs/unsupported.md`` with a reason.
 
     python tools/api_surface.py                 # coverage per module, overall
@@ -258,8 +259,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="print docs/unsupported.md entries for the unexplained names")
     args = p.parse_args(argv)
     import torch
-    import omnitensor
-    result = survey(torch, omnitensor)
+
+    from omnitensor import torch_face  # what `import torch` gives under omnitensor.as_torch
+    result = survey(torch, torch_face)
     entries = read_unsupported()
     gaps = unlisted(result, entries)
     if args.markdown:

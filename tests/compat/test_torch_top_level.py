@@ -199,3 +199,15 @@ def test_bad_arguments_are_refused():
         face.feature_dropout(x, 1.5, True)
     with pytest.raises(ValueError, match="3-d"):
         face.conv_tbc(x, x, x[0])
+
+
+@pytest.mark.parametrize("p", [2, 1, 0, float("inf"), 3.5])
+def test_dist_is_torchs_function_not_the_distributed_module(device, p):
+    """``torch.dist(a, b, p)`` under as_torch (omnitensor.dist is the distributed alias)."""
+    a = np.random.default_rng(0).standard_normal((3, 4))
+    b = np.random.default_rng(1).standard_normal((4,))
+    got = face.dist(ot.tensor(a, device=device, dtype=ot.float32),
+                          ot.tensor(b, device=device, dtype=ot.float32), p)
+    want = torch.dist(torch.tensor(a, dtype=torch.float32),
+                      torch.tensor(b, dtype=torch.float32), p)
+    np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-5)

@@ -91,3 +91,18 @@ def test_default_initialization_statistics_match_torch():
                 fan_in = np.prod(t.weight.shape[1:]) if not isinstance(t, torch.nn.Bilinear) \
                     else t.weight.shape[1]
                 assert np.abs(b).max() <= 1 / np.sqrt(fan_in) + 1e-7, n
+
+
+@pytest.mark.parametrize("shape", [(0, 4), (0, 4, 3, 3), (2, 0), (3, 4), (2, 3, 5)])
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
+def test_cross_entropy_probability_targets_like_torch_incl_empty(device, shape, label_smoothing):
+    """The mean over an empty batch is 0/0 = nan (torch), not 0; no classes is no error."""
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal(shape), rng.random(shape)
+    want = torch.nn.functional.cross_entropy(torch.tensor(a), torch.tensor(b),
+                                             label_smoothing=label_smoothing)
+    dt = ot.float64 if ot.device(device).supports_dtype(ot.float64) else ot.float32
+    got = ot.nn.functional.cross_entropy(ot.tensor(a, dtype=dt, device=device),
+                                         ot.tensor(b, dtype=dt, device=device),
+                                         label_smoothing=label_smoothing)
+    np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-5)

@@ -354,6 +354,9 @@ def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     xf = x if x._dtype.kind in "fc" else x.to(_dt.get_default_dtype())
     if not axes:
         return xf.clone()
+    if 0 in [x.shape[a] for a in axes]:
+        # an empty sum of exps is 0, its log -inf (torch); max has no identity to shift by
+        return (xf.exp().sum(axis=axes, keepdims=keepdim)).log()
     with no_grad_ctx():
         m = amax(xf.detach(), axis=axes, keepdims=True)
         m = where(m.isinf(), 0, m)

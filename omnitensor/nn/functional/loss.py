@@ -178,14 +178,15 @@ def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None,  
     cdim = 0 if input.ndim == 1 else 1
     c = input.shape[cdim]
     logp = log_softmax(input, cdim)
-    if eps:
+    if eps and c:  # (no classes: nothing to smooth)
         target = target * (1.0 - eps) + eps / c
     prod = logp * target
     if weight is not None:
         prod = prod * weight.reshape((c,) + (1,) * (input.ndim - cdim - 1))
     loss = -prod.sum(cdim)
     if reduction == "mean":
-        return loss.sum() / max(input.numel() // c, 1) if input.ndim > 1 else loss
+        # torch's mean over the batch elements: an empty batch gives 0 / 0 = nan
+        return loss.sum() / (input.numel() // c if c else 0) if input.ndim > 1 else loss
     return _reduce(loss, reduction)
 
 

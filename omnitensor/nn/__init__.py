@@ -1,6 +1,7 @@
 """``omnitensor.nn``: modules, layers, losses, ``init`` and ``functional`` (torch's nn),
 written against the public Tensor API so every layer runs on every device."""
 from . import functional, init, utils  # noqa: F401
+from .functional.linear_cross_entropy import LinearCrossEntropyOptions  # noqa: F401 - torch.nn.LinearCrossEntropyOptions
 from .activation import (CELU, ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh,
                          LeakyReLU, LogSigmoid, LogSoftmax, Mish, MultiheadAttention, ReLU,
                          ReLU6, Sigmoid, SiLU, Softmax, Softmin, Softplus, Softsign, Tanh,
@@ -55,7 +56,7 @@ from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool3d,  
                       AvgPool3d, LPPool1d, LPPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d,
                       MaxUnpool3d)
 
-__all__ += ["Conv3d", "ConvTranspose3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+__all__ += ["LinearCrossEntropyOptions", "Conv3d", "ConvTranspose3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
             "AdaptiveMaxPool3d", "AvgPool3d", "LPPool1d", "LPPool2d", "MaxPool3d",
             "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 

@@ -14,6 +14,7 @@ from .attention import multi_head_attention_forward, scaled_dot_product_attentio
 from .conv import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
                    fold, unfold)
 from .linear import bilinear, linear
+from .linear_cross_entropy import LinearCrossEntropyOptions, linear_cross_entropy
 from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
                    huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 from .misc import dropout, dropout1d, dropout2d, embedding, one_hot, pad
@@ -30,7 +31,7 @@ __all__ = [
     "multi_head_attention_forward", "scaled_dot_product_attention", "conv1d", "conv2d",
     "conv_transpose1d", "conv_transpose2d", "fold", "unfold", "bilinear", "linear",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
-    "huber_loss", "kl_div", "l1_loss", "mse_loss", "nll_loss", "smooth_l1_loss", "dropout",
+    "linear_cross_entropy", "huber_loss", "kl_div", "l1_loss", "mse_loss", "nll_loss", "smooth_l1_loss", "dropout",
     "dropout1d", "dropout2d", "embedding", "one_hot", "pad", "batch_norm", "group_norm",
     "instance_norm", "layer_norm", "normalize", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
     "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d",

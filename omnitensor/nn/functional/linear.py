@@ -28,9 +28,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     ``(out_features, in_features)``, ``bias`` ``(out_features,)``."""
     if _autocast.active:
         input, weight, bias = autocast_operands("linear", input, weight, bias)  # noqa: A001
+    if weight.ndim == 1 and input.ndim >= 1 and input.shape[-1] == weight.shape[0]:
+        # torch: a 1-D weight is one output feature with that dim dropped (input @ weight)
+        out = input.matmul(weight)
+        return out if bias is None else out + bias
     if weight.ndim != 2:
-        raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape "
-                         f"{tuple(weight.shape)}")
+        raise ValueError(f"linear: weight must be 2-D (out_features, in_features) or 1-D "
+                         f"(in_features,), got shape {tuple(weight.shape)}")
     if input.ndim == 0 or input.shape[-1] != weight.shape[1]:
         raise ValueError(f"linear: input of shape {tuple(input.shape)} does not match weight "
                          f"of shape {tuple(weight.shape)} (expected last dim "

@@ -186,7 +186,7 @@ def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None,  
     loss = -prod.sum(cdim)
     if reduction == "mean":
         # torch's mean over the batch elements: an empty batch gives 0 / 0 = nan
-        return loss.sum() / (input.numel() // c if c else 0) if input.ndim > 1 else loss
+        return loss.sum() / (input.numel() // c if c else 0)
     return _reduce(loss, reduction)
 
 

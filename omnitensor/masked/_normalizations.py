@@ -23,33 +23,30 @@ def _functional() -> Any:
     return nn.functional
 
 
+def _along(name: str, fill_as: str, input: Any, dim: int, dtype: Any, mask: Any) -> Any:
+    """nn.functional's ``name`` along ``dim`` with the masked-out elements filled as
+    ``fill_as``'s identity (-inf for amax, +inf for amin), so they weigh 0."""
+    check_tensor(name, "input", input)
+    d = canonical_dim(name, dim, input.ndim)[0]
+    x = combine(name, input, mask, fill_as=fill_as)
+    return getattr(_functional(), name)(x, d, dtype=input.dtype if dtype is None else dtype)
+
+
 def softmax(input: Any, dim: int, *, dtype: Any = None, mask: Any = None) -> Any:
     """Softmax along ``dim`` over the masked-in elements (masked-out ones count as -inf,
     so they get 0; a fully masked-out slice is NaN)."""
-    check_tensor("softmax", "input", input)
-    dtype = input.dtype if dtype is None else dtype
-    d = canonical_dim("softmax", dim, input.ndim)[0]
-    x = combine("softmax", input, mask, fill_as="amax")
-    return _functional().softmax(x, d, dtype=dtype)
+    return _along("softmax", "amax", input, dim, dtype, mask)
 
 
 def log_softmax(input: Any, dim: int, *, dtype: Any = None, mask: Any = None) -> Any:
     """Log-softmax along ``dim`` over the masked-in elements (masked-out ones get -inf)."""
-    check_tensor("log_softmax", "input", input)
-    dtype = input.dtype if dtype is None else dtype
-    d = canonical_dim("log_softmax", dim, input.ndim)[0]
-    x = combine("log_softmax", input, mask, fill_as="amax")
-    return _functional().log_softmax(x, d, dtype=dtype)
+    return _along("log_softmax", "amax", input, dim, dtype, mask)
 
 
 def softmin(input: Any, dim: int, *, dtype: Any = None, mask: Any = None) -> Any:
     """Softmin along ``dim`` over the masked-in elements (masked-out ones count as +inf,
     so they get 0)."""
-    check_tensor("softmin", "input", input)
-    dtype = input.dtype if dtype is None else dtype
-    d = canonical_dim("softmin", dim, input.ndim)[0]
-    x = combine("softmin", input, mask, fill_as="amin")
-    return _functional().softmin(x, d, dtype=dtype)
+    return _along("softmin", "amin", input, dim, dtype, mask)
 
 
 def normalize(input: Any, ord: float, dim: int, *, eps: float = 1e-12, dtype: Any = None,

@@ -617,3 +617,82 @@ for _name in LINALG:
 for _name in FFT:
     setattr(Backend, "fft_" + _name, None)
 del _name
+
+
+# --------------------------------------------------------------- attribute classification
+# Everything that stands between core and a backend (capture's recorder, a segmented
+# replay's deferral, the profiler's timers, the multi-GPU device guard: one
+# ``backends/interpose.py`` proxy with a policy each) decides what to do with a backend
+# attribute from its kind, declared here once. ``tests/backends/test_attribute_kinds.py``
+# checks that every public attribute of every real backend has one, so a new primitive
+# cannot be silently run unrecorded, untimed or on the wrong device.
+
+#: a primitive: device work on arrays (recorded, deferred, timed, guarded)
+OP = "op"
+#: an optional hook (:data:`OPTIONAL_HOOKS`): a primitive that may be absent (None)
+HOOK = "hook"
+#: :meth:`Backend.hook`, the lookup of optional hooks
+HOOK_LOOKUP = "hook_lookup"
+#: waits for the device (timed by the profiler, never recorded)
+SYNC = "sync"
+#: identity, capability, layout and memory-pool queries and plumbing: answered by the
+#: backend as is, never recorded, timed or guarded
+QUERY = "query"
+#: plain data: names, flags, the spec, the array namespace, the runtime state object
+DATA = "data"
+
+#: Primitives besides :data:`UNARY`, :data:`BINARY` and :data:`REDUCTIONS`.
+PRIMITIVES = frozenset((
+    "empty", "full", "arange", "from_numpy", "to_numpy", "astype", "copy", "contiguous",
+    "assign", "assign_from_host", "where", "argmax", "argmin", "cumsum", "cumprod",
+    "reshape", "permute", "broadcast_to", "index", "flip", "concat", "pad", "diagonal",
+    "as_strided", "gather_nd", "scatter_nd", "nonzero", "sort", "argsort", "searchsorted",
+    "matmul", "random_bits", "dlpack_export", "from_dlpack", "transfer_from",
+))
+#: Callables that are not device work on arrays (``state(index)``: the per-device runtime
+#: state of the OpenCL and SYCL backends, for kernels compiled outside them).
+QUERIES = frozenset((
+    "unavailable_reason", "version", "device_count", "device_info", "supports_dtype",
+    "dtype_unsupported_reason", "native_routines", "empty_cache", "memory_stats",
+    "reset_peak_memory_stats", "memory_allocated", "memory_reserved", "device_index",
+    "dlpack_device", "accepts_dlpack_device", "host_view", "strides", "memory_span",
+    "wide_accumulation", "state",
+))
+#: Non-callable attributes (class flags, the spec, backend-specific state).
+DATA_ATTRIBUTES = frozenset((
+    "name", "spec", "asynchronous", "host_arrays", "host_fallback_ops",
+    "native_broadcasting", "checks_index_bounds", "generated_gemm", "pip_extra",
+    "packages", "collective_transport", "widens_bfloat16", "xp", "is_rocm",
+))
+
+#: Attributes whose result reaches the host or has a data-dependent shape, with what that
+#: means for a captured program (a graph break there; ``omnitensor.compile``'s messages).
+HOST_READS: dict[str, str] = {
+    "to_numpy": "a host read of a tensor's values (.item(), bool(), .tolist(), printing, "
+                ".numpy())",
+    "host_view": "a host read of a tensor's values",
+    "dlpack_export": "a DLPack export",
+    "from_dlpack": "a DLPack import",
+    "transfer_from": "a copy between devices (move data to the device outside the "
+                     "compiled function)",
+    "nonzero": "nonzero (a data-dependent shape)",
+}
+
+#: Every public backend attribute -> its kind.
+ATTRIBUTE_KINDS: dict[str, str] = {
+    **{n: OP for n in UNARY + BINARY + REDUCTIONS},
+    **{n: OP for n in PRIMITIVES},
+    **{n: HOOK for n in OPTIONAL_HOOKS},
+    "hook": HOOK_LOOKUP,
+    "synchronize": SYNC,
+    **{n: QUERY for n in QUERIES},
+    **{n: DATA for n in DATA_ATTRIBUTES},
+}
+
+
+def attribute_kind(name: str) -> str | None:
+    """The declared kind of backend attribute ``name`` (:data:`ATTRIBUTE_KINDS`); private
+    names (``_queue``) are the backend's own state, :data:`DATA`; None: undeclared."""
+    if name.startswith("_"):
+        return DATA
+    return ATTRIBUTE_KINDS.get(name)

@@ -27,8 +27,16 @@ def test_device_identity_and_info():
     n = CL.device_count()
     assert n >= 1
     import pyopencl as cl
-    expected = [d for p in cl.get_platforms() for d in p.get_devices()]
-    assert n == len(expected)
+
+    from omnitensor.backends.opencl import device as D
+    plats = D.platforms()  # the loader's order, Intel's CPU runtime last when icd added it
+    assert sorted(p.name for p in plats) == sorted(p.name for p in cl.get_platforms())
+    assert [p.name for p in plats] == sorted(
+        (p.name for p in cl.get_platforms()), key=lambda nm: nm.strip() == "Intel(R) OpenCL")
+    listed = [d for p in plats for d in p.get_devices()]
+    skipped = D.skipped_devices()  # devices that cannot build a kernel, each with a reason
+    expected = [d for d in listed if not any(s.startswith(D.device_label(d)) for s in skipped)]
+    assert n == len(expected) == len(listed) - len(skipped)
     info = CL.device_info(0)
     for key in ("name", "platform", "vendor", "compute_units", "memory", "fp16", "fp64",
                 "driver"):

@@ -156,13 +156,13 @@ def run_sycl():
 
 def run_opencl():
     import pyopencl as cl
+    b = ot.arange(6, dtype=ot.float32, device="opencl:0")  # omnitensor enumerates first
     out["cl_platforms"] = [p.name for p in cl.get_platforms()]
-    b = ot.arange(6, dtype=ot.float32, device="opencl:0")
     out["opencl"] = ((b * 2 + 1).sum().item(), str(b.device))
 
 for step in ((run_sycl, run_opencl) if order == "sycl-first" else (run_opencl, run_sycl)):
     step()
-out["env"] = os.environ.get("OCL_ICD_FILENAMES")
+out["env"] = os.environ.get("OCL_ICD_FILENAMES") or os.environ.get("OCL_ICD_VENDORS")
 print(json.dumps(out))
 """
 
@@ -182,6 +182,7 @@ def test_sycl_and_opencl_side_by_side(order):
     if registry.try_backend("opencl")[0] is None:
         pytest.skip("no opencl device")
     base = _run("import json, pyopencl as cl; "
+                "import omnitensor.backends.opencl.device as D; D.cl_devices(); "
                 "print(json.dumps([p.name for p in cl.get_platforms()]))")
     assert base.returncode == 0, base.stderr[-3000:]
     r = _run(_TWO_BACKENDS, order)

@@ -112,8 +112,8 @@ def run_sycl():
 
 def run_opencl():
     import pyopencl as cl
+    be, why = registry.try_backend("opencl")  # omnitensor enumerates first (opencl/icd.py)
     out["cl_platforms"] = [p.name for p in cl.get_platforms()]
-    be, why = registry.try_backend("opencl")
     if be is not None:  # omnitensor's own OpenCL backend
         b = ot.arange(6, dtype=ot.float32, device="opencl:0")
         out["opencl"] = ((b * 2 + 1).sum().item(), str(b.device))
@@ -126,7 +126,7 @@ def run_opencl():
 
 for step in ((run_sycl, run_opencl) if order == "sycl-first" else (run_opencl, run_sycl)):
     step()
-out["env"] = os.environ.get("OCL_ICD_FILENAMES")
+out["env"] = os.environ.get("OCL_ICD_FILENAMES") or os.environ.get("OCL_ICD_VENDORS")
 print(json.dumps(out))
 """
 
@@ -149,7 +149,8 @@ def test_sycl_and_opencl_side_by_side(order):
     import json
     pytest.importorskip("pyopencl", reason="pyopencl is not installed: no opencl half")
     baseline = json.loads(_run("import json, pyopencl as cl; "
-                               "print(json.dumps([p.name for p in cl.get_platforms()]))"))
+                               "import omnitensor.backends.opencl.device as D; D.cl_devices(); "
+                "print(json.dumps([p.name for p in cl.get_platforms()]))"))
     out = json.loads(_run(_TWO_BACKENDS, order))
     assert out["sycl"] == [36.0, "sycl:0"]
     assert out["opencl"][0] == 36.0

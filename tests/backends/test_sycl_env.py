@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from omnitensor.backends import intel_cpu_runtime
 from omnitensor.backends.sycl import env as sycl_env
 
 pytest.importorskip("dpctl", reason="dpctl is not installed: pip install 'omnitensor[sycl]'")
@@ -52,7 +53,7 @@ def probe(**env: str | None) -> dict:
 
 
 def test_candidates_cover_the_python_prefixes():
-    paths = sycl_env.candidates()
+    paths = intel_cpu_runtime.candidates()
     assert os.path.join(sys.prefix, "lib", "libintelocl.so") in paths
     assert os.path.join(sys.base_prefix, "lib", "libintelocl.so") in paths
     assert all(os.path.basename(p) == "libintelocl.so" for p in paths)
@@ -63,7 +64,7 @@ def test_icd_file_with_placeholder_prefix_falls_back_to_prefix_lib(tmp_path):
     vendors.mkdir(parents=True)
     (vendors / "intel-cpu.icd").write_text("/opt/anaconda1anaconda2anaconda3/lib/libintelocl.so\n")
     (vendors / "intel-fpga_emu.icd").write_text("/somewhere/libintelocl_emu.so\n")
-    found = sycl_env._from_icd_files(str(tmp_path))
+    found = intel_cpu_runtime._from_icd_files(str(tmp_path))
     assert found == ["/opt/anaconda1anaconda2anaconda3/lib/libintelocl.so",
                      str(tmp_path / "lib" / "libintelocl.so")]
 

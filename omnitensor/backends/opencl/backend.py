@@ -69,18 +69,17 @@ class OpenCLBackend(Backend):
     def unavailable_reason(self) -> str | None:
         if D.cl_devices():
             return None
+        skipped = D.skipped_devices()
+        if skipped:
+            return "no usable OpenCL device: " + "; ".join(skipped)
         why = D.enumeration_error() or "the OpenCL ICD loader found platforms without devices"
         return (f"no OpenCL device found ({why}). Check that an OpenCL driver (ICD) is "
                 f"installed and registered (`clinfo` lists it; /etc/OpenCL/vendors/*.icd), "
                 f"or install the portable CPU driver: pip install pocl-binary-distribution")
 
     def version(self) -> str:
-        plats = []
-        try:
-            for p in cl.get_platforms():
-                plats.append(f"{p.name.strip()} {p.version.strip()}")
-        except cl.Error:
-            pass
+        plats = [f"{p.name.strip()} {p.version.strip()}" for p in D.platforms()]
+        plats += [f"left out: {s}" for s in D.skipped_devices()]
         return f"pyopencl {cl.VERSION_TEXT}" + (f"; {'; '.join(plats)}" if plats else "")
 
     def device_count(self) -> int:

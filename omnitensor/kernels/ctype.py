@@ -62,8 +62,7 @@ class CType:
     def load(self, ptr: str, idx: str, d: Dialect = OPENCL_C) -> str:
         """C expression loading element ``idx`` of ``ptr`` into the compute type."""
         if self.bf16:  # the high half of a float
-            cast = "__uint_as_float" if d.name == "cuda" else "as_float"
-            return f"{cast}((uint){ptr}[{idx}] << 16)"
+            return f"{d.bits_as_float}((uint){ptr}[{idx}] << 16)"
         return d.load_half(idx, ptr) if self.half else f"{ptr}[{idx}]"
 
     def store(self, ptr: str, idx: str, val: str, d: Dialect = OPENCL_C) -> str:
@@ -71,8 +70,7 @@ class CType:
         if self.half:
             return d.store_half(val, idx, ptr)
         if self.bf16:  # round to nearest even (ml_dtypes', torch's); NaN -> sign | 0x7fc0
-            bits = "__float_as_uint" if d.name == "cuda" else "as_uint"
-            return (f"{{ float bv_ = {val}; uint bb_ = {bits}(bv_); {ptr}[{idx}] = (ushort)("
+            return (f"{{ float bv_ = {val}; uint bb_ = {d.float_as_bits}(bv_); {ptr}[{idx}] = (ushort)("
                     f"isnan(bv_) ? ((bb_ >> 16) & 0x8000u) | 0x7fc0u : "
                     f"(bb_ + 0x7fffu + ((bb_ >> 16) & 1u)) >> 16); }}")
         return f"{ptr}[{idx}] = {val};"

@@ -1,29 +1,40 @@
-"""Dialects: how one C-like kernel description is spelled for each compiler.
+"""Dialects: how one kernel description is spelled in each language, one class per language.
 
 The generators in this package write a kernel once, with every token that differs between
 OpenCL C, CUDA C and their relatives taken from a :class:`Dialect`: address-space and
 kernel/function qualifiers, the work-item and work-group index expressions, barriers and
 local (shared) memory, type names (float16 travels as its 16 bits in a ``ushort`` where the
-language has no usable ``half``), vector and complex literals, half loads and stores, math
-function names, atomics, pragmas and the prelude every program starts with.
+language has no usable ``half``), vector and complex literals, half loads and stores, bit
+casts, math function names, atomics, pragmas and the prelude every program starts with.
+A language is a subclass that sets those tokens and overrides the methods whose spelling
+differs (tinygrad's renderers are built the same way); nothing here or in the generators
+asks a dialect its name.
 
-* :data:`OPENCL_C` -- OpenCL C 1.2 (PyOpenCL; the reference: the OpenCL backend's tests
-  check its programs).
-* :data:`SYCL` -- the same OpenCL C text, built by dpctl
+* :class:`Language` -- what every kernel language answers: the per-element API of the op
+  table (:mod:`.scalar`: an op's expression, casts, ``where``, literals, loads, stores, the
+  helpers and prelude). :class:`Dialect` answers it in C from :mod:`.ops`' templates;
+  :class:`~.numba_dialect.NumbaPython` (``cpu``'s fused kernels) answers it in Python.
+* :data:`OPENCL_C` (:class:`OpenCLC`) -- OpenCL C 1.2 (PyOpenCL; the reference: the OpenCL
+  backend's tests check its programs).
+* :data:`SYCL` (:class:`SyclC`) -- the same OpenCL C text, built by dpctl
   (``dpctl.program.create_program_from_source``) on SYCL devices whose backend is OpenCL.
   dpctl builds source only through OpenCL; a Level Zero device accepts SPIR-V alone, so it
   keeps dpnp's kernels.
-* :data:`CUDA_C` -- CUDA C++ for NVRTC (CuPy's ``RawModule``). No vector types wider than 2
-  (the PoCL-specific 8-wide paths are not rendered), float16 as ``ushort`` bits converted
-  with ``cuda_fp16.h``'s intrinsics, contraction into FMA turned off by the compile option
-  ``--fmad=false`` (CUDA has no per-region pragma).
+* :data:`CUDA_C` (:class:`CudaC`) -- CUDA C++ for NVRTC (CuPy's ``RawModule``). No vector
+  types wider than 2 (the PoCL-specific 8-wide paths are not rendered), float16 as
+  ``ushort`` bits converted with ``cuda_fp16.h``'s intrinsics, contraction into FMA turned
+  off by the compile option ``--fmad=false`` (CUDA has no per-region pragma).
 
-A new C-like backend (HIP, Metal, Vulkan GLSL/OpenCL-style) is one more ``Dialect`` value
-and a runtime that compiles and launches its programs.
+A new C-like backend (HIP, Metal, an OpenCL-style Vulkan) is one more ``Dialect`` subclass
+(HIP: :class:`CudaC` with its own prelude) and a runtime that compiles and launches its
+programs; ``docs/architecture.md`` ("The kernel room") counts the lines.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from types import MappingProxyType, ModuleType
+from typing import Any, Mapping, Sequence
+
+_NONE: Mapping[str, str] = MappingProxyType({})
 
 _OPENCL_PRELUDE = """
 // NumPy rounds a*b+c twice; contraction into fma would change results
@@ -66,32 +77,91 @@ OT_CPLX(double2, double)
 """
 
 
-@dataclass(frozen=True, eq=False)  # hashed by identity: one value per dialect
-class Dialect:
-    """The spelling of every token a generated kernel uses that differs between languages.
+class Language:
+    """What every kernel language answers: the op table's per-element API. Dtypes are
+    NumPy dtypes or their names; expressions are in the dtype's compute type. Subclasses
+    implement every method (:class:`Dialect` for C, ``NumbaPython`` for Python)."""
 
-    Strings are inserted verbatim; methods build small expressions. ``vectors`` says whether
-    the language has OpenCL's 8-wide vector types, their literals and lane swizzles (the
-    PoCL-tuned vector paths of reductions and GEMM need them)."""
+    #: a label for messages and for choosing a dialect by name (``DIALECTS``)
+    name = ""
+    #: what every program starts with (pragmas and typedefs; imports for Python)
+    prelude = ""
 
-    name: str
-    kernel: str                     # qualifier(s) before ``void`` of a kernel
-    func: str                       # qualifier(s) of a helper function
-    glob: str                       # address space of a buffer pointer ("" when implicit)
-    local: str                      # address space of work-group (shared) memory
-    private: str                    # address space of a work-item's own variables
-    restrict: str
-    gid: str                        # global work-item index along axis 0 (a long)
-    lid: str                        # work-item index within its group
-    group: str                      # work-group index
-    local_size: str                 # work-items per group
-    barrier: str                    # a work-group barrier over local memory (a statement)
-    prelude: str                    # what every program starts with
-    vectors: bool = True
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    def expr(self, op: str, dtype: Any, operands: Sequence[str]) -> str | None:
+        """``op`` of ``operands``, in the compute type of the op's result dtype, or None
+        where this language does not compute ``op`` on ``dtype``."""
+        raise NotImplementedError
+
+    def helpers(self, dtype: Any) -> str:
+        """The helper functions :meth:`expr`'s results for ``dtype`` may call."""
+        raise NotImplementedError
+
+    def compute_type(self, dtype: Any) -> str:
+        """The type ``dtype``'s expressions are computed in."""
+        raise NotImplementedError
+
+    def storage_type(self, dtype: Any) -> str:
+        """The element type of a buffer of ``dtype``."""
+        raise NotImplementedError
+
+    def load(self, dtype: Any, ptr: str, idx: str) -> str:
+        """Element ``idx`` of buffer ``ptr`` in the compute type."""
+        raise NotImplementedError
+
+    def store(self, dtype: Any, ptr: str, idx: str, val: str) -> str:
+        """A statement storing compute-type ``val`` at element ``idx`` of ``ptr``."""
+        raise NotImplementedError
+
+    def cast(self, src: Any, dst: Any, x: str) -> str | None:
+        """``x`` converted from ``src``'s compute type to ``dst``'s, or None."""
+        raise NotImplementedError
+
+    def where(self, cond: str, a: str, b: str) -> str:
+        """``a`` where ``cond`` is true, else ``b``."""
+        raise NotImplementedError
+
+    def literal(self, value: object, dtype: Any) -> str:
+        """The constant ``value`` of ``dtype``, exact, in its compute type."""
+        raise NotImplementedError
+
+
+def _c() -> ModuleType:
+    # the C expressions are built from ctype, helpers and elementwise, which import this
+    # module for their default dialect: loaded at the first call, not at import
+    from . import exprs
+    return exprs
+
+
+class Dialect(Language):
+    """A C-like language: the spelling of every token a generated kernel uses.
+
+    Strings are inserted verbatim; methods build small expressions. The per-element API
+    is the C one for every subclass (:mod:`.exprs`, from :mod:`.ops`' templates).
+    ``vectors`` says whether the language has OpenCL's 8-wide vector types, their literals
+    and lane swizzles (the PoCL-tuned vector paths of reductions and GEMM need them)."""
+
+    kernel = ""                     # qualifier(s) before ``void`` of a kernel
+    func = ""                       # qualifier(s) of a helper function
+    glob = ""                       # address space of a buffer pointer ("" when implicit)
+    local = ""                      # address space of work-group (shared) memory
+    private = ""                    # address space of a work-item's own variables
+    restrict = ""
+    gid = ""                        # global work-item index along axis 0 (a long)
+    flat_gid = ""                   # the same as fused kernels spell it
+    lid = ""                        # work-item index within its group
+    group = ""                      # work-group index
+    local_size = ""                 # work-items per group
+    barrier = ""                    # a work-group barrier over local memory (a statement)
+    vectors = True
     compile_options: tuple[str, ...] = ()
-    half_storage: str = "half"      # the storage type of float16
-    types: dict[str, str] = field(default_factory=dict)   # OpenCL name -> this language's
-    math: dict[str, str] = field(default_factory=dict)    # OpenCL builtin -> this language's
+    half_storage = "half"           # the storage type of float16
+    bits_as_float = ""              # reinterpret a uint's bits as a float
+    float_as_bits = ""              # reinterpret a float's bits as a uint
+    types: Mapping[str, str] = _NONE  # OpenCL name -> this language's
+    math: Mapping[str, str] = _NONE   # OpenCL builtin -> this language's
 
     # ------------------------------------------------------------------ type names
     def ty(self, c: str) -> str:
@@ -121,83 +191,183 @@ class Dialect:
             return f"({c})({value})"
         return self.vec(c, *([value] * int(c[-n:])))
 
-    # --------------------------------------------------------------------- float16
+    # ------------------------------------------- what each language spells its own way
     def load_half(self, idx: str, ptr: str) -> str:
         """float16 element ``idx`` of ``ptr`` as a float."""
-        if self.name == "cuda":
-            return f"ot_h2f({ptr}[{idx}])"
-        return f"vload_half({idx}, {ptr})"
+        raise NotImplementedError
 
     def store_half(self, val: str, idx: str, ptr: str) -> str:
         """A statement storing float ``val`` at float16 element ``idx`` (round to even)."""
-        if self.name == "cuda":
-            return f"{ptr}[{idx}] = ot_f2h({val});"
-        return f"vstore_half_rte({val}, {idx}, {ptr});"
+        raise NotImplementedError
 
     def half_bits_to_float(self, var: str) -> str:
         """The float value of the float16 bits held in the ushort variable ``var``."""
-        if self.name == "cuda":
-            return f"ot_h2f({var})"
-        return f"vload_half(0, ({self.private}half *)&{var})"
+        raise NotImplementedError
 
     def float_to_half_bits(self, val: str, var: str) -> str:
         """A statement storing float ``val`` rounded to float16 into ushort ``var``."""
-        if self.name == "cuda":
-            return f"{var} = ot_f2h({val});"
-        return f"vstore_half_rte({val}, 0, ({self.private}half *)&{var});"
+        raise NotImplementedError
 
-    # ----------------------------------------------------------------------- atomics
     def atomic_add(self, bits: int, c: str, ptr: str, val: str) -> str:
         """Atomic ``*ptr += val`` on a 32- or 64-bit integer of type ``c`` (a statement)."""
-        if self.name == "cuda":
-            if bits == 64:  # two's complement: the unsigned add gives the signed bits
-                return f"atomicAdd((unsigned long long *){ptr}, (unsigned long long){val});"
-            return f"atomicAdd(({c} *){ptr}, {val});"
+        raise NotImplementedError
+
+    def atomic_cas(self, bits: int, ptr: str, old: str, new: str) -> str:
+        """Atomic compare-and-swap of the 32/64-bit word at ``ptr``: the old value."""
+        raise NotImplementedError
+
+    def if_int64_atomics(self, text: str) -> str:
+        """``text`` compiled only where 64-bit atomics exist."""
+        raise NotImplementedError
+
+    def fp_contract(self, on: bool) -> str:
+        """A pragma allowing (or forbidding) ``a * b + c`` -> FMA from here on ("" where
+        the language sets it per program: CUDA's ``--fmad``)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------- the op table's per-element API
+    def expr(self, op: str, dtype: Any, operands: Sequence[str]) -> str | None:
+        return _c().expr(op, dtype, operands, self)
+
+    def helpers(self, dtype: Any) -> str:
+        return _c().helpers(dtype, self)
+
+    def compute_type(self, dtype: Any) -> str:
+        return _c().compute_type(dtype)
+
+    def storage_type(self, dtype: Any) -> str:
+        return self.ty(_c().ctype_of(dtype).c)
+
+    def load(self, dtype: Any, ptr: str, idx: str) -> str:
+        return _c().ctype_of(dtype).load(ptr, idx, self)
+
+    def store(self, dtype: Any, ptr: str, idx: str, val: str) -> str:
+        t = _c().ctype_of(dtype)
+        return t.store(ptr, idx, f"({t.comp})({val})", self)
+
+    def cast(self, src: Any, dst: Any, x: str) -> str | None:
+        return _c().cast(src, dst, x, self)
+
+    def where(self, cond: str, a: str, b: str) -> str:
+        return f"(({cond}) ? ({a}) : ({b}))"
+
+    def literal(self, value: object, dtype: Any) -> str:
+        return _c().literal(value, dtype)
+
+
+class OpenCLC(Dialect):
+    """OpenCL C 1.2: the reference dialect (PyOpenCL on PoCL and vendor drivers)."""
+
+    name = "opencl"
+    kernel = "__kernel"
+    func = "inline"
+    glob = "__global "
+    local = "__local "
+    private = "__private "
+    restrict = "restrict"
+    gid = "get_global_id(0)"
+    flat_gid = "(long)get_global_id(0)"
+    lid = "get_local_id(0)"
+    group = "get_group_id(0)"
+    local_size = "get_local_size(0)"
+    barrier = "barrier(CLK_LOCAL_MEM_FENCE);"
+    prelude = _OPENCL_PRELUDE
+    bits_as_float = "as_float"
+    float_as_bits = "as_uint"
+
+    def load_half(self, idx: str, ptr: str) -> str:
+        return f"vload_half({idx}, {ptr})"
+
+    def store_half(self, val: str, idx: str, ptr: str) -> str:
+        return f"vstore_half_rte({val}, {idx}, {ptr});"
+
+    def half_bits_to_float(self, var: str) -> str:
+        return f"vload_half(0, ({self.private}half *)&{var})"
+
+    def float_to_half_bits(self, val: str, var: str) -> str:
+        return f"vstore_half_rte({val}, 0, ({self.private}half *)&{var});"
+
+    def atomic_add(self, bits: int, c: str, ptr: str, val: str) -> str:
         fn = "atom_add" if bits == 64 else "atomic_add"
         return f"{fn}((volatile {self.glob}{c} *){ptr}, {val});"
 
     def atomic_cas(self, bits: int, ptr: str, old: str, new: str) -> str:
-        """Atomic compare-and-swap of the 32/64-bit word at ``ptr``: the old value."""
-        if self.name == "cuda":
-            t = "unsigned long long" if bits == 64 else "unsigned int"
-            return f"atomicCAS(({t} *){ptr}, {old}, {new})"
         t = "ulong" if bits == 64 else "uint"
         fn = "atom_cmpxchg" if bits == 64 else "atomic_cmpxchg"
         return f"{fn}((volatile {self.glob}{t} *){ptr}, {old}, {new})"
 
     def if_int64_atomics(self, text: str) -> str:
-        """``text`` compiled only where 64-bit atomics exist."""
-        if self.name == "cuda":
-            return text
         return f"#ifdef cl_khr_int64_extended_atomics\n{text}#endif\n"
 
-    # ------------------------------------------------------------------ contraction
     def fp_contract(self, on: bool) -> str:
-        """A pragma allowing (or forbidding) ``a * b + c`` -> FMA from here on ("" where
-        the language sets it per program: CUDA's ``--fmad``)."""
-        if self.name == "cuda":
-            return ""
         return f"#pragma OPENCL FP_CONTRACT {'ON' if on else 'OFF'}"
 
 
-OPENCL_C = Dialect(
-    name="opencl", kernel="__kernel", func="inline", glob="__global ", local="__local ",
-    private="__private ", restrict="restrict", gid="get_global_id(0)",
-    lid="get_local_id(0)", group="get_group_id(0)", local_size="get_local_size(0)",
-    barrier="barrier(CLK_LOCAL_MEM_FENCE);", prelude=_OPENCL_PRELUDE)
+class SyclC(OpenCLC):
+    """OpenCL C built by dpctl on an OpenCL-backed SYCL device: the same text (a class of
+    its own so the sycl runtime names its dialect; a SYCL-only spelling would go here)."""
 
+    name = "sycl"
+
+
+class CudaC(Dialect):
+    """CUDA C++ for NVRTC (CuPy's ``RawModule``/``RawKernel``)."""
+
+    name = "cuda"
+    kernel = 'extern "C" __global__'
+    func = "__device__ inline"
+    local = "__shared__ "
+    restrict = "__restrict__"
+    gid = "((long)blockIdx.x * blockDim.x + threadIdx.x)"
+    flat_gid = "(long)(blockIdx.x * blockDim.x + threadIdx.x)"
+    lid = "((long)threadIdx.x)"
+    group = "((long)blockIdx.x)"
+    local_size = "((long)blockDim.x)"
+    barrier = "__syncthreads();"
+    prelude = _CUDA_PRELUDE
+    vectors = False
+    compile_options = ("--fmad=false",)
+    half_storage = "ushort"
+    bits_as_float = "__uint_as_float"
+    float_as_bits = "__float_as_uint"
+    math = MappingProxyType({"mul_hi": "__umulhi"})
+    types = MappingProxyType({"char": "signed char"})
+
+    def load_half(self, idx: str, ptr: str) -> str:
+        return f"ot_h2f({ptr}[{idx}])"
+
+    def store_half(self, val: str, idx: str, ptr: str) -> str:
+        return f"{ptr}[{idx}] = ot_f2h({val});"
+
+    def half_bits_to_float(self, var: str) -> str:
+        return f"ot_h2f({var})"
+
+    def float_to_half_bits(self, val: str, var: str) -> str:
+        return f"{var} = ot_f2h({val});"
+
+    def atomic_add(self, bits: int, c: str, ptr: str, val: str) -> str:
+        if bits == 64:  # two's complement: the unsigned add gives the signed bits
+            return f"atomicAdd((unsigned long long *){ptr}, (unsigned long long){val});"
+        return f"atomicAdd(({c} *){ptr}, {val});"
+
+    def atomic_cas(self, bits: int, ptr: str, old: str, new: str) -> str:
+        t = "unsigned long long" if bits == 64 else "unsigned int"
+        return f"atomicCAS(({t} *){ptr}, {old}, {new})"
+
+    def if_int64_atomics(self, text: str) -> str:
+        return text  # every CUDA device has them
+
+    def fp_contract(self, on: bool) -> str:
+        return ""  # per program: compile_options' --fmad=false
+
+
+OPENCL_C = OpenCLC()
 #: OpenCL C programs built through dpctl on an OpenCL-backed SYCL device: the same text
-SYCL = OPENCL_C
+SYCL = SyclC()
+CUDA_C = CudaC()
 
-CUDA_C = Dialect(
-    name="cuda", kernel='extern "C" __global__', func="__device__ inline", glob="",
-    local="__shared__ ", private="", restrict="__restrict__",
-    gid="((long)blockIdx.x * blockDim.x + threadIdx.x)", lid="((long)threadIdx.x)",
-    group="((long)blockIdx.x)", local_size="((long)blockDim.x)", barrier="__syncthreads();",
-    prelude=_CUDA_PRELUDE, vectors=False, compile_options=("--fmad=false",),
-    half_storage="ushort", math={"mul_hi": "__umulhi"}, types={"char": "signed char"})
-
-DIALECTS: dict[str, Dialect] = {"opencl": OPENCL_C, "sycl": SYCL, "cuda": CUDA_C}
+#: the C dialects by name (``render.c_program(specs, "cuda")``)
+DIALECTS: dict[str, Dialect] = {d.name: d for d in (OPENCL_C, SYCL, CUDA_C)}
 
 #: patterns (regular expressions) of what exists only in OpenCL C: a CUDA rendering must
 #: match none of them

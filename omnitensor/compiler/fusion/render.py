@@ -20,7 +20,7 @@ import numpy as np
 
 from ...kernels import gemm, scalar
 from ...kernels.ctype import BY_NP
-from ...kernels.dialect import DIALECTS, Dialect
+from ...kernels.dialect import DIALECTS, Dialect, Language
 from .spec import KernelSpec, Load, Op, Reduce, c_strides
 
 
@@ -36,7 +36,7 @@ def _index(idx_vars: list[str], strides: tuple[int, ...] | list[int]) -> str:
 class _Body:
     """Shared bookkeeping: which temporaries and loads each phase defines."""
 
-    def __init__(self, spec: KernelSpec, dialect: Dialect, generic: bool = False) -> None:
+    def __init__(self, spec: KernelSpec, dialect: Language, generic: bool = False) -> None:
         self.spec = spec
         self.d = dialect
         nd = len(spec.shape)
@@ -114,7 +114,7 @@ class _Body:
         return None
 
 
-def _op_expr(st: Op, xs: list[str], d: Dialect) -> str:
+def _op_expr(st: Op, xs: list[str], d: Language) -> str:
     """The expression of fused op ``st`` over operand expressions ``xs`` in dialect ``d``."""
     if st.op == "astype":
         e = scalar.cast(st.in_dtype, st.dtype, xs[0], d)
@@ -142,7 +142,7 @@ def _dtypes(specs: list[KernelSpec]) -> list[str]:
     return list(out)
 
 
-def _helpers(specs: list[KernelSpec], d: Dialect) -> str:
+def _helpers(specs: list[KernelSpec], d: Language) -> str:
     """The helper functions the expressions of ``specs`` may call, each text once."""
     texts: dict[str, None] = {}
     for dt in _dtypes(specs):
@@ -235,14 +235,12 @@ def _c_head(specs: list[KernelSpec], d: Dialect) -> str:
 
 def _array_params(spec: KernelSpec, d: Dialect) -> list[str]:
     """The kernel's array parameters ``a<i>`` then their element offsets ``o<i>``."""
-    cuda = d is DIALECTS["cuda"]
-    g = "" if cuda else "__global "
     types = _arg_types(spec, d)
     stored = {s.arg for s in spec.stores}
     args = []
     for i in range(spec.nargs):
         const = "const " if i not in stored else ""
-        args.append(f"{g}{const}{types[i]} * {'__restrict__' if cuda else 'restrict'} a{i}")
+        args.append(f"{d.glob}{const}{types[i]} * {d.restrict} a{i}")
     # element offsets of views into their buffers (CLArray.offset), applied once
     return args + [f"long o{i}" for i in range(spec.nargs)]
 
@@ -293,10 +291,9 @@ def c_source(spec: KernelSpec, name: str, dialect: str | Dialect = "opencl",
     if spec.gemm is not None:
         return pre + gemm_kernel(spec, name, d)
     b = _Body(spec, d)
-    cuda = d is DIALECTS["cuda"]
     args = _array_params(spec, d)
-    head = ("extern \"C\" __global__ void" if cuda else "__kernel void")
-    gid = "(long)(blockIdx.x * blockDim.x + threadIdx.x)" if cuda else "(long)get_global_id(0)"
+    head = f"{d.kernel} void"
+    gid = d.flat_gid
 
     def decl(dtype: str, v: str, e: str) -> str:
         return f"{scalar.compute_type(dtype, d)} {v} = {e};"

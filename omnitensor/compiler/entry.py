@@ -5,9 +5,12 @@ that finds the call cannot be replayed raises :class:`NotGraph` with the reason
 (``api.CompiledFunction`` then runs that key eagerly)."""
 from __future__ import annotations
 
+import atexit
 import importlib
 import threading
+import time
 import warnings
+import weakref
 from typing import Any
 
 from ..core.tensor import Tensor
@@ -176,4 +179,20 @@ def upgrade_later(e: Entry, graph: Graph, gens: dict) -> threading.Thread:
         e.plan = plan
     t = threading.Thread(target=build, name="omnitensor-fusion", daemon=True)
     t.start()
+    _upgrades.add(t)
     return t
+
+
+#: fused-plan builds still running (see :func:`_finish_upgrades`)
+_upgrades: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+
+@atexit.register
+def _finish_upgrades() -> None:
+    """At exit, let running builds finish (within 60 s in all). A daemon thread caught in
+    a driver call while the interpreter finalizes is unwound by force, and drivers whose
+    entry points catch every exception abort the process there (Intel's OpenCL CPU runtime:
+    "FATAL: exception not rethrown")."""
+    deadline = time.monotonic() + 60
+    for t in list(_upgrades):
+        t.join(max(0.0, deadline - time.monotonic()))

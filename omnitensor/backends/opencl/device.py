@@ -24,9 +24,16 @@ import pyopencl as cl
 import pyopencl.tools as cl_tools
 
 from ...errors import BackendError, UnsupportedDTypeError, out_of_memory
-from .. import host_memory
+from .. import driver_builds, host_memory
 from . import icd
 
+# pyopencl warns whenever a driver's build log is not empty (Intel's CPU compiler always
+# writes one) and says to set PYOPENCL_COMPILER_OUTPUT=1 to see it: that hint is not the
+# user's business on every op's first call. Setting the variable still shows the logs (they
+# come under another message). A process-wide filter: warnings.catch_warnings is not
+# thread-safe, and programs build on threads.
+warnings.filterwarnings("ignore", message="Non-empty compiler output encountered",
+                        category=cl.CompilerWarning)
 _lock = threading.Lock()
 #: host memory left free beyond a CPU device's allocation (driver and kernel scratch)
 _HOST_MARGIN = 64 << 20
@@ -169,8 +176,7 @@ class DeviceState:
     fine_programs = False
 
     def build_program(self, source: str, options: tuple[str, ...]) -> Any:
-        with warnings.catch_warnings():  # a driver's build log is not the user's warning
-            warnings.simplefilter("ignore", cl.CompilerWarning)
+        with driver_builds.building("OpenCL"):  # the exit waits for it (driver_builds)
             return cl.Program(self.ctx, source).build(options=list(options))
 
     def make_kernel(self, prg: Any, name: str) -> Any:

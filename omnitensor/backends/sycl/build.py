@@ -22,15 +22,15 @@ front end it would skip is ~10% of a build.
 """
 from __future__ import annotations
 
-import atexit
 import ctypes
 import os
-import threading
 from typing import Any, Callable
 
 import dpctl
 import dpctl.program as dpp
 from dpctl.program import _program
+
+from .. import driver_builds
 
 
 def _native() -> Callable[[Any, str, str], Any] | None:
@@ -58,19 +58,10 @@ def _native() -> Callable[[Any, str, str], Any] | None:
     make = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p)(ptr)  # holds the GIL
 
     def build(queue: Any, source: str, options: str) -> Any:
-        with _running:
-            if _running.closing:
-                from ...errors import BackendError
-                raise BackendError("the interpreter is exiting: no new SYCL program builds")
-            _running.n += 1
-        try:
+        with driver_builds.building("SYCL"):
             ref = create(queue.sycl_context.addressof_ref(),
                          queue.sycl_device.addressof_ref(), source.encode(),
                          options.encode())
-        finally:
-            with _running:
-                _running.n -= 1
-                _running.notify_all()
         if not ref:  # dpctl's function raises the compilation error (with its log)
             return dpp.create_program_from_source(queue, source, options)
         try:
@@ -78,27 +69,6 @@ def _native() -> Callable[[Any, str, str], Any] | None:
         finally:
             delete(ref)
     return build
-
-
-class _Running(threading.Condition):
-    """How many builds are inside the driver; ``closing`` once the interpreter exits."""
-
-    n = 0
-    closing = False
-
-
-_running = _Running()
-
-
-@atexit.register
-def _wait_for_builds() -> None:
-    """At exit, let builds on other threads (a daemon thread building compile's fused
-    program) finish before the runtime's C++ statics are destroyed: exiting under one
-    crashed Intel's compiler (a segfault in its ``sycl-kernel-equalizer`` pass, or "pure
-    virtual function called"). A build takes under a few seconds; none starts after this."""
-    with _running:
-        _running.closing = True
-        _running.wait_for(lambda: _running.n == 0, timeout=60)
 
 
 _BUILD = _native()

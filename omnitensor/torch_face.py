@@ -264,7 +264,7 @@ def grid_sampler_2d(input: _Tensor, grid: _Tensor, interpolation_mode: int,  # n
                     padding_mode: int, align_corners: bool) -> _Tensor:
     """torch's ``grid_sampler_2d``: ``nn.functional.grid_sample`` with the modes as
     torch's enum values (interpolation 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros,
-    1 border, 2 reflection); bicubic is refused, as ``grid_sample`` refuses it."""
+    1 border, 2 reflection)."""
     from .nn.functional import grid_sample
     return grid_sample(input, grid, _GRID_MODES[interpolation_mode],
                        _GRID_PADDINGS[padding_mode], align_corners)

@@ -285,6 +285,17 @@ def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int,  # noqa: 
                             _GRID_PADDINGS[padding_mode], align_corners)
 
 
+def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int,  # noqa: A002
+                    padding_mode: int, align_corners: bool) -> Tensor:
+    """torch's ``grid_sampler_3d``: ``grid_sample`` of a volume ``(N, C, D, H, W)``, the
+    modes as torch's enum values."""
+    if input.ndim != 5 or grid.ndim != 5:
+        raise RuntimeError(f"grid_sampler_3d(): expected 5D input and grid, but got input "
+                           f"with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
 # -------------------------------------------------------------------- cells
 def _cell_gates(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Any,  # noqa: A002
                 b_hh: Any) -> tuple[Tensor, Tensor]:
@@ -352,7 +363,7 @@ SPECIAL = ("batch_norm", "instance_norm", "embedding", "kl_div",
            "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool3d",
            "feature_dropout", "native_dropout", "dropout_", "alpha_dropout_",
            "feature_dropout_", "feature_alpha_dropout_", "convolution", "conv_tbc",
-           "affine_grid_generator", "grid_sampler", "lstm_cell", "gru_cell",
+           "affine_grid_generator", "grid_sampler", "grid_sampler_3d", "lstm_cell", "gru_cell",
            "rnn_tanh_cell", "rnn_relu_cell", "embedding_renorm_")
 
 

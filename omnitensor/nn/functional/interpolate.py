@@ -1,6 +1,6 @@
 """Resampling: ``interpolate`` (nearest, nearest-exact, linear, bilinear, bicubic,
 trilinear, area), ``upsample*`` aliases, ``pixel_shuffle``/``pixel_unshuffle``, and the
-spatial-transformer pair ``affine_grid``/``grid_sample`` (2-D).
+spatial-transformer pair ``affine_grid`` (2-D) and ``grid_sample`` (grid_sample.py).
 
 Every mode is separable, so one formula serves all ranks: along each spatial axis the
 output is either a gather of source indices (nearest modes: ``index_select``, exact for
@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ...core.dtypes import int64 as ot_int64
 from ...core.tensor import Tensor
 from ._utils import INDEX_CACHE
+from .grid_sample import grid_sample
 from .pooling import _bin_matrix
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
@@ -253,69 +253,3 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
     b = INDEX_CACHE.get(("affine_grid", h, w, ac, theta.dtype.name), theta.device,
                         lambda: base.reshape(h * w, 3).astype(theta.dtype.np))
     return (b @ theta.mT).reshape(n, h, w, 2)
-
-
-def _reflect(coord: Tensor, low2: int, high2: int) -> Tensor:
-    """torch's ``reflect_coordinates`` between ``low2 / 2`` and ``high2 / 2``."""
-    if low2 == high2:
-        return coord * 0
-    lo, span = low2 / 2, (high2 - low2) / 2
-    c = (coord - lo).abs()
-    flips = (c / span).floor()
-    extra = c - flips * span
-    even = (flips.remainder(2) == 0).to(coord.dtype)
-    return even * (extra + lo) + (1 - even) * (span - extra + lo)
-
-
-def _source(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
-    """Grid coordinates in ``[-1, 1]`` -> source pixel coordinates (torch's
-    ``grid_sampler_compute_source_index``)."""
-    if align_corners:
-        c = (coord + 1) / 2 * (size - 1)
-    else:
-        c = ((coord + 1) * size - 1) / 2
-    if padding_mode == "border":
-        c = c.clamp(0, size - 1)
-    elif padding_mode == "reflection":
-        c = _reflect(c, 0, 2 * (size - 1)) if align_corners else _reflect(c, -1, 2 * size - 1)
-        c = c.clamp(0, size - 1)
-    return c
-
-
-def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",  # noqa: A002
-                padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
-    """Sample ``input`` ``(N, C, H, W)`` at ``grid`` ``(N, Ho, Wo, 2)`` (x, y in
-    ``[-1, 1]``): bilinear or nearest, zeros/border/reflection padding, differentiable
-    in the input and (bilinear) the grid. Gathers of the four corners on the flattened
-    image, weighted, with out-of-range corners masked."""
-    if mode not in ("bilinear", "nearest"):
-        raise ValueError(f"grid_sample: mode must be 'bilinear' or 'nearest', got {mode!r}")
-    if padding_mode not in ("zeros", "border", "reflection"):
-        raise ValueError(f"grid_sample: padding_mode must be 'zeros', 'border' or "
-                         f"'reflection', got {padding_mode!r}")
-    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or \
-            grid.shape[0] != input.shape[0]:
-        raise ValueError(f"grid_sample: expected a 4-D input (N, C, H, W) and a grid "
-                         f"(N, Ho, Wo, 2) with the same N, got {tuple(input.shape)} and "
-                         f"{tuple(grid.shape)}")
-    n, c, h, w = input.shape
-    ho, wo = grid.shape[1:3]
-    ac = bool(align_corners)
-    ix = _source(grid[..., 0], w, padding_mode, ac)
-    iy = _source(grid[..., 1], h, padding_mode, ac)
-    flat = input.reshape(n, c, h * w)
-
-    def tap(xi: Tensor, yi: Tensor) -> Tensor:
-        """Values at integer coordinates (float tensors), zero outside the image."""
-        inside = ((xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)).to(input.dtype)
-        idx = (yi.clamp(0, h - 1) * w + xi.clamp(0, w - 1)).to(ot_int64)
-        idx = idx.reshape(n, 1, ho * wo).expand(n, c, ho * wo)
-        return flat.gather(2, idx).reshape(n, c, ho, wo) * inside.unsqueeze(1)
-
-    if mode == "nearest":
-        return tap(ix.detach().round(), iy.detach().round())
-    x0, y0 = ix.detach().floor(), iy.detach().floor()
-    wx1, wy1 = (ix - x0).unsqueeze(1), (iy - y0).unsqueeze(1)
-    wx0, wy0 = 1 - wx1, 1 - wy1
-    return (tap(x0, y0) * wx0 * wy0 + tap(x0 + 1, y0) * wx1 * wy0 +
-            tap(x0, y0 + 1) * wx0 * wy1 + tap(x0 + 1, y0 + 1) * wx1 * wy1)

@@ -84,7 +84,7 @@ FFT = ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft
 #: contract of each is the docstring of its declaration below.
 OPTIONAL_HOOKS = frozenset(
     ("sigmoid", "rsqrt", "einsum", "index_advanced", "index_put_advanced",
-     "index_add_advanced", "take_along_axis", "device_timer", "spmm")
+     "index_add_advanced", "take_along_axis", "device_timer", "spmm", "fused_kernels")
     + tuple("linalg_" + n for n in LINALG) + tuple("fft_" + n for n in FFT))
 
 
@@ -607,6 +607,17 @@ class Backend:
     #: ``time.perf_counter_ns`` clock. None: the device has no clock of its own to read
     #: (NumPy on the host), so ops there have host times only.
     device_timer: Callable[..., Any] | None = None
+    #: ``fused_kernels() -> launcher class or None``: how ``omnitensor.compile`` runs a fused
+    #: group (a :class:`~omnitensor.kernels.fused_spec.KernelSpec` rendered by
+    #: ``omnitensor.kernels.fused`` in this backend's dialect) on this backend's arrays. The
+    #: class (a ``backends.fused.FusedLauncher``) is built as ``Kernel(spec, n_inputs,
+    #: fresh, out_args, inplace_args, fallback, device, handle=None)`` and called as
+    #: ``kernel(*arrays) -> outputs``; it may add ``build_all(specs, device) -> handles``
+    #: (one program for a whole plan; each handle is passed back as ``handle``) and
+    #: ``CONCURRENT_BUILD`` (whether a plan may build on a background thread while the
+    #: first replays run unfused; default True). None from the call: the JIT it needs is
+    #: not installed. None as the hook: no fused kernels here (plans replay primitives).
+    fused_kernels: Callable[..., Any] | None = None
 
 
 # ``linalg_<name>(*arrays, **kw)`` / ``fft_<name>(x, **kw)``: NumPy's ``numpy.linalg.<name>``
@@ -629,6 +640,12 @@ del _name
 
 #: a primitive: device work on arrays (recorded, deferred, timed, guarded)
 OP = "op"
+#: a primitive whose result reaches the host or has a data-dependent shape (a graph
+#: break for a capture; timed and guarded as an op)
+HOST_READ = "host_read"
+#: ``host_view``: a zero-copy host view of device memory (no device work, so not timed;
+#: a graph break for a capture, since the host then reads the values)
+HOST_VIEW = "host_view"
 #: an optional hook (:data:`OPTIONAL_HOOKS`): a primitive that may be absent (None)
 HOOK = "hook"
 #: :meth:`Backend.hook`, the lookup of optional hooks
@@ -638,32 +655,8 @@ SYNC = "sync"
 #: identity, capability, layout and memory-pool queries and plumbing: answered by the
 #: backend as is, never recorded, timed or guarded
 QUERY = "query"
-#: plain data: names, flags, the spec, the array namespace, the runtime state object
+#: plain data: names, flags, the spec, the array namespace
 DATA = "data"
-
-#: Primitives besides :data:`UNARY`, :data:`BINARY` and :data:`REDUCTIONS`.
-PRIMITIVES = frozenset((
-    "empty", "full", "arange", "from_numpy", "to_numpy", "astype", "copy", "contiguous",
-    "assign", "assign_from_host", "where", "argmax", "argmin", "cumsum", "cumprod",
-    "reshape", "permute", "broadcast_to", "index", "flip", "concat", "pad", "diagonal",
-    "as_strided", "gather_nd", "scatter_nd", "nonzero", "sort", "argsort", "searchsorted",
-    "matmul", "random_bits", "dlpack_export", "from_dlpack", "transfer_from",
-))
-#: Callables that are not device work on arrays (``state(index)``: the per-device runtime
-#: state of the OpenCL and SYCL backends, for kernels compiled outside them).
-QUERIES = frozenset((
-    "unavailable_reason", "version", "device_count", "device_info", "supports_dtype",
-    "dtype_unsupported_reason", "native_routines", "empty_cache", "memory_stats",
-    "reset_peak_memory_stats", "memory_allocated", "memory_reserved", "device_index",
-    "dlpack_device", "accepts_dlpack_device", "host_view", "strides", "memory_span",
-    "wide_accumulation", "state",
-))
-#: Non-callable attributes (class flags, the spec, backend-specific state).
-DATA_ATTRIBUTES = frozenset((
-    "name", "spec", "asynchronous", "host_arrays", "host_fallback_ops",
-    "native_broadcasting", "checks_index_bounds", "generated_gemm", "pip_extra",
-    "packages", "collective_transport", "widens_bfloat16", "xp", "is_rocm",
-))
 
 #: Attributes whose result reaches the host or has a data-dependent shape, with what that
 #: means for a captured program (a graph break there; ``omnitensor.compile``'s messages).
@@ -677,12 +670,38 @@ HOST_READS: dict[str, str] = {
                      "compiled function)",
     "nonzero": "nonzero (a data-dependent shape)",
 }
+#: Primitives besides :data:`UNARY`, :data:`BINARY`, :data:`REDUCTIONS` and the host reads.
+PRIMITIVES = frozenset((
+    "empty", "full", "arange", "from_numpy", "astype", "copy", "contiguous",
+    "assign", "assign_from_host", "where", "argmax", "argmin", "cumsum", "cumprod",
+    "reshape", "permute", "broadcast_to", "index", "flip", "concat", "pad", "diagonal",
+    "as_strided", "gather_nd", "scatter_nd", "sort", "argsort", "searchsorted",
+    "matmul", "random_bits",
+))
+#: Callables that are not device work on arrays (``state(index)``: the per-device runtime
+#: state of the OpenCL and SYCL backends, for kernels compiled outside them;
+#: ``device_timer``, an optional hook, is the profiler's own clock, not an op).
+QUERIES = frozenset((
+    "unavailable_reason", "version", "device_count", "device_info", "supports_dtype",
+    "dtype_unsupported_reason", "native_routines", "empty_cache", "memory_stats",
+    "reset_peak_memory_stats", "memory_allocated", "memory_reserved", "device_index",
+    "dlpack_device", "accepts_dlpack_device", "strides", "memory_span",
+    "wide_accumulation", "state", "fused_kernels", "device_timer",
+))
+#: Non-callable attributes (class flags, the spec, backend-specific state).
+DATA_ATTRIBUTES = frozenset((
+    "name", "spec", "asynchronous", "host_arrays", "host_fallback_ops",
+    "native_broadcasting", "checks_index_bounds", "generated_gemm", "pip_extra",
+    "packages", "collective_transport", "widens_bfloat16", "xp", "is_rocm",
+))
 
 #: Every public backend attribute -> its kind.
 ATTRIBUTE_KINDS: dict[str, str] = {
     **{n: OP for n in UNARY + BINARY + REDUCTIONS},
     **{n: OP for n in PRIMITIVES},
-    **{n: HOOK for n in OPTIONAL_HOOKS},
+    **{n: HOST_READ for n in HOST_READS if n != "host_view"},
+    "host_view": HOST_VIEW,
+    **{n: HOOK for n in OPTIONAL_HOOKS - QUERIES},
     "hook": HOOK_LOOKUP,
     "synchronize": SYNC,
     **{n: QUERY for n in QUERIES},

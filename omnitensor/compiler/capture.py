@@ -27,7 +27,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..backends.base import OPTIONAL_HOOKS
+from ..backends.base import HOOK, HOST_READ, HOST_READS, HOST_VIEW, OP
+from ..backends.interpose import Interposer, Policy
 from ..core import capture_hooks
 from ..core import device as _device_mod
 from ..core.ops import random as _random
@@ -38,24 +39,6 @@ __all__ = ["trace", "Recorder", "Unsupported", "user_location"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-#: backend callables that are queries, not computations: run, never recorded
-_PASSTHROUGH = frozenset((
-    "accepts_dlpack_device", "device_count", "device_index", "device_info", "dlpack_device",
-    "dtype_unsupported_reason", "empty_cache", "memory_span", "memory_stats",
-    "native_routines",
-    "reset_peak_memory_stats", "strides", "supports_dtype", "synchronize",
-    "unavailable_reason", "version", "wide_accumulation"))
-#: backend callables whose result reaches the host or depends on data: graph breaks
-_BREAKS = {
-    "to_numpy": "a host read of a tensor's values (.item(), bool(), .tolist(), printing, "
-                ".numpy())",
-    "host_view": "a host read of a tensor's values",
-    "dlpack_export": "a DLPack export",
-    "from_dlpack": "a DLPack import",
-    "transfer_from": "a copy between devices (move data to the device outside the "
-                     "compiled function)",
-    "nonzero": "nonzero (a data-dependent shape)",
-}
 _SCALARS = (bool, int, float, complex, str, type(None), slice)
 
 
@@ -81,42 +64,30 @@ def _is_array(x: Any) -> bool:
             and hasattr(x, "shape") and hasattr(x, "dtype"))
 
 
-class _Proxy:
-    """Stands for one device's backend during a trace."""
+class _Recording(Policy):
+    """Capture's policy for one device's backend: each primitive and hook is recorded (a
+    node, run for real), each host read is a break."""
+
+    kinds = frozenset((OP, HOST_READ, HOST_VIEW, HOOK))
 
     def __init__(self, real: Any, rec: "Recorder", label: str | None) -> None:
-        d = self.__dict__
-        d["_real"], d["_rec"], d["_label"] = real, rec, label
+        self.real, self.rec, self.label = real, rec, label
 
-    def __getattr__(self, name: str) -> Any:
-        real = self._real
-        attr = getattr(real, name)
-        if not callable(attr) or name in _PASSTHROUGH:
-            return attr
-        rec, label = self._rec, self._label
-        if name in _BREAKS:
-            why = _BREAKS[name]
+    def wrap(self, name: str, kind: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        rec = self.rec
+        if kind in (HOST_READ, HOST_VIEW):
+            why = HOST_READS[name]
 
             def broken(*args: Any, **kwargs: Any) -> Any:
                 rec.host_read(why, resumable=True)
-                return attr(*args, **kwargs)
+                return fn(*args, **kwargs)
             broken.__name__ = name
-            w: Any = broken
-        elif name == "hook":
-            def hook(hname: str) -> Any:
-                fn = real.hook(hname)
-                if fn is None or not rec.hooks:
-                    return None
-                return rec.wrap("hook:" + hname, fn, label, real)
-            w = hook
-        else:
-            w = rec.wrap("hook:" + name if name in OPTIONAL_HOOKS else name, attr, label,
-                         real)
-        self.__dict__[name] = w
-        return w
+            return broken
+        return rec.wrap("hook:" + name if kind == HOOK else name, fn, self.label, self.real)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        setattr(self._real, name, value)
+    def hook(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any] | None:
+        # hooks=False (jit, onnx): the graph holds only portable primitives
+        return self.wrap(name, HOOK, fn) if self.rec.hooks else None
 
 
 class Recorder:
@@ -437,7 +408,7 @@ class recording:
             real = d.__dict__["backend"]
             label = None if str(d) == self.rec.device else str(d)
             self.swapped.append((d, real))
-            d.backend = _Proxy(real, self.rec, label)
+            d.backend = Interposer(real, _Recording(real, self.rec, label))
         capture_hooks.set_active(self.rec)
         return self.rec
 

@@ -4,8 +4,9 @@
 backend object's primitives (``backend.matmul``, ``backend.add``, ``backend.to_numpy``...),
 for every op, on every backend, on the checked and the trusted path alike. While a profiler
 is set up, each loaded backend *instance* gets a timing wrapper over each of its public
-primitives (the pattern ``backends/device_guard.py`` uses for multi-GPU CuPy); when it
-stops, the instance attributes are removed again. With no profiler, nothing was
+primitives, device waits and hooks (``backends/interpose.py``'s interposer placed in
+place, under the :class:`_Timing` policy; which attributes those are is declared once, in
+``backends/base.py``); when it stops, the instance attributes are removed again. With no profiler, nothing was
 installed, so the hot path pays nothing at all: no flag read, no extra frame. A backend
 that first loads while a profiler is set up is instrumented as it loads (the registry's
 load listeners).
@@ -37,18 +38,12 @@ from typing import Any
 import numpy as np
 
 from ..backends import registry
+from ..backends.base import HOOK, HOST_READ, OP, SYNC
+from ..backends.interpose import Interposer, Policy
 from . import flops as _flops
 from . import torch_ops
 from .events import FunctionEvent
 
-#: Backend methods that are queries or plumbing, not device work: never wrapped.
-_NOT_OPS = frozenset((
-    "hook", "native_routines", "version", "device_count", "device_info", "supports_dtype",
-    "dtype_unsupported_reason", "unavailable_reason", "memory_stats",
-    "reset_peak_memory_stats", "device_index", "dlpack_device", "accepts_dlpack_device",
-    "strides", "device_timer", "state", "empty_cache", "host_view", "pip_extra",
-    "packages", "collective_transport", "xp",
-))
 #: Primitives that return views (``backends/base.py``): they allocate nothing.
 _VIEWS = frozenset(("reshape", "permute", "broadcast_to", "index", "flip", "diagonal"))
 
@@ -112,7 +107,7 @@ class Session:
         self.t0_ns = _now()
         self.wall0_ns = time.time_ns()
         self._local = threading.local()
-        self._installed: list[tuple[Any, str, Any]] = []  # (backend, name, previous)
+        self._installed: list[Any] = []  # each backend's restore function
         self._timers: dict[tuple[int, int], Any] = {}
         self._counts: dict[int, int] = {}
         self._ids = itertools.count()  # next() is atomic under the GIL
@@ -137,27 +132,8 @@ class Session:
         self._wrap_backend(be)
 
     def _wrap_backend(self, be: Any) -> None:
-        cls = type(be)
-        for name in dir(be):
-            if name.startswith("_") or name in _NOT_OPS:
-                continue
-            if isinstance(getattr(cls, name, None), property):
-                continue
-            fn = getattr(be, name)
-            if fn is None or not callable(fn) or isinstance(fn, type):
-                continue
-            self._installed.append((be, name, be.__dict__.get(name, _ABSENT)))
-            setattr(be, name, self._wrapper(be, name, fn))
-
-    def _wrapper(self, be: Any, name: str, fn: Any) -> Any:
-        def call(*args: Any, **kwargs: Any) -> Any:
-            s = active
-            if s is None or not s.recording:
-                return fn(*args, **kwargs)
-            return s.run_op(be, name, fn, args, kwargs)
-        call.__name__ = name
-        call.__wrapped__ = fn  # type: ignore[attr-defined]
-        return call
+        _n, restore = Interposer(be, _Timing(be)).install()
+        self._installed.append(restore)
 
     def uninstall(self) -> None:
         """Remove the wrappers (restoring what each instance had), close the device
@@ -166,11 +142,8 @@ class Session:
         self.recording = False
         torch_ops.remove_listener(self)
         registry.remove_load_listener(self._on_load)
-        for be, name, prev in reversed(self._installed):
-            if prev is _ABSENT:
-                be.__dict__.pop(name, None)
-            else:
-                setattr(be, name, prev)
+        for restore in reversed(self._installed):
+            restore()
         self._installed.clear()
         if active is self:
             active = None
@@ -354,4 +327,25 @@ class Session:
         self._close(ev)
 
 
-_ABSENT = object()
+
+class _Timing(Policy):
+    """The profiler's policy for one backend instance: each primitive, host read, hook and
+    device wait runs as an op of the active session while it records (and as it is
+    otherwise: a session set up but paused, or stopped while another thread calls)."""
+
+    kinds = frozenset((OP, HOST_READ, HOOK, SYNC))
+
+    def __init__(self, be: Any) -> None:
+        self.be = be
+
+    def wrap(self, name: str, kind: str, fn: Any) -> Any:
+        be = self.be
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            s = active
+            if s is None or not s.recording:
+                return fn(*args, **kwargs)
+            return s.run_op(be, name, fn, args, kwargs)
+        call.__name__ = name
+        call.__wrapped__ = fn  # type: ignore[attr-defined]
+        return call

@@ -59,9 +59,7 @@ class CupyBackend(NamespaceBackend):
         if self._count > 1:  # CuPy computes on the current device: follow the operands'
             from .device_guard import guard_backend
             guard_backend(self, cupy.ndarray, lambda a: a.device.id,
-                          cupy.cuda.runtime.getDevice, cupy.cuda.Device,
-                          skip=frozenset({"version", "device_count", "device_info",
-                                          "unavailable_reason", "xp"}))
+                          cupy.cuda.runtime.getDevice, cupy.cuda.Device)
 
     # ------------------------------------------------------------------ identity
     def unavailable_reason(self) -> str | None:
@@ -97,6 +95,12 @@ class CupyBackend(NamespaceBackend):
     def synchronize(self, index: int) -> None:
         with cupy.cuda.Device(index):
             cupy.cuda.get_current_stream().synchronize()
+
+    def fused_kernels(self) -> Any:
+        """The launcher of ``omnitensor.compile``'s fused kernels: CUDA C through NVRTC
+        (the hook's contract is in backends/base.py)."""
+        from .cuda_fused import Kernel
+        return Kernel
 
     def device_timer(self, index: int) -> Any:
         """The profiler's device timer: CUDA events on the device's current stream (the

@@ -3,14 +3,19 @@
 CuPy launches every kernel, and allocates every result, on the *current* device, not on
 the device of the arrays it is given; an op on ``cuda:1`` tensors while device 0 is
 current would compute on GPU 0 (or fail without peer access) while core labels the
-result ``cuda:1``. :func:`guard_backend` wraps a backend's public methods so that each
-runs with its first array operand's device current. It is applied only on machines with
+result ``cuda:1``. :func:`guard_backend` wraps a backend's primitives, hooks and device
+waits (the kinds ``base.py`` declares; ``interpose.py``'s interposer placed in place, under
+the :class:`_Guard` policy) so that each runs with its first array operand's device
+current. It is applied only on machines with
 several devices: with one device every array is on the current one, and the wrapper's
 ~0.3 us per call would be pure overhead.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, ContextManager
+
+from .base import HOOK, HOST_READ, OP, SYNC
+from .interpose import Interposer, Policy
 
 
 def first_device(args: tuple, array_type: type, device_of: Callable[[Any], Any]) -> Any:
@@ -41,19 +46,23 @@ def guarded(fn: Callable, array_type: type, device_of: Callable[[Any], Any],
     return call
 
 
+class _Guard(Policy):
+    """Runs each primitive, host read, hook and device wait with its first array
+    operand's device current (queries and data need no device)."""
+
+    kinds = frozenset((OP, HOST_READ, HOOK, SYNC))
+
+    def __init__(self, array_type: type, device_of: Callable[[Any], Any],
+                 current: Callable[[], Any], use: Callable[[Any], ContextManager]) -> None:
+        self.how = (array_type, device_of, current, use)
+
+    def wrap(self, name: str, kind: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        return guarded(fn, *self.how)
+
+
 def guard_backend(backend: Any, array_type: type, device_of: Callable[[Any], Any],
-                  current: Callable[[], Any], use: Callable[[Any], ContextManager],
-                  skip: frozenset = frozenset()) -> int:
-    """Wrap every public callable of ``backend`` (an instance) with :func:`guarded`,
-    except the names in ``skip``; returns how many were wrapped."""
-    n = 0
-    for name in dir(backend):
-        if name.startswith("_") or name in skip:
-            continue
-        if isinstance(getattr(type(backend), name, None), property):
-            continue
-        attr = getattr(backend, name)
-        if callable(attr) and not isinstance(attr, type):
-            setattr(backend, name, guarded(attr, array_type, device_of, current, use))
-            n += 1
+                  current: Callable[[], Any], use: Callable[[Any], ContextManager]) -> int:
+    """Wrap the primitives, host reads, hooks and device waits of ``backend`` (an
+    instance) with :func:`guarded`, in place; returns how many were wrapped."""
+    n, _restore = Interposer(backend, _Guard(array_type, device_of, current, use)).install()
     return n

@@ -396,12 +396,17 @@ def recv(tensor: Tensor, src: int | None = None, group: Any = None, tag: int = 0
 
 
 def barrier(group: Any = None, async_op: bool = False,
-            device_ids: Any = None) -> Work | None:
-    """Wait until every rank of the group reached the barrier."""
+            device_ids: Any = None, timeout: Any = None) -> Work | None:
+    """Wait until every rank of the group reached the barrier (``timeout``, seconds or a
+    timedelta, replaces the group's deadline)."""
     g = _group(group)
     if not g.is_member:
         return None
-    return _done(g.transport("cpu").barrier(), async_op)
+    work = g.transport("cpu").barrier()
+    if async_op:
+        return work
+    work.wait(timeout)
+    return None
 
 
 # -------------------------------------------------------------------- rank maps

@@ -15,6 +15,7 @@ import threading
 from typing import Any, Iterable
 
 from .. import envvars
+from .pg_methods import ProcessGroupMethods
 from .registry import CommBackend, check_requested, create_backend, resolve_backend
 from .types import DistributedError
 
@@ -81,16 +82,19 @@ def _seconds(timeout: Any) -> float:
     return value
 
 
-class ProcessGroup:
+class ProcessGroup(ProcessGroupMethods):
     """A set of ranks that run collectives together (torch's ``ProcessGroup``).
 
     ``rank()``/``size()`` are this process's rank in the group and the group's size; a
     process outside the group has ``rank() == -1`` and its collectives on the group do
-    nothing (torch's ``GroupMember.NON_GROUP_MEMBER`` behaviour)."""
+    nothing (torch's ``GroupMember.NON_GROUP_MEMBER`` behaviour). The list-and-options
+    collective methods (``pg.allreduce([t], opts)``) come from ``pg_methods.py``."""
 
     #: the device given to init_process_group(device_id=...) (informational: NCCL
     #: creates one communicator per device its tensors are on)
     device_id: Any = None
+    #: torch's description of the group (``new_group(group_desc=...)``)
+    group_desc: str = "undefined"
 
     def __init__(self, comm: Any, ranks: Iterable[int], timeout: float,
                  transports: dict[str, str], backend_name: str, check: bool,
@@ -111,6 +115,11 @@ class ProcessGroup:
 
     def rank(self) -> int:
         return self._rank
+
+    @property
+    def group_name(self) -> str:
+        """The group's unique name (torch's ``ProcessGroup.group_name``)."""
+        return self.name
 
     def size(self) -> int:
         return self._size
@@ -190,6 +199,8 @@ class _World:
         self.prev_excepthook: Any = None
         self.local_rank = 0
         self.local_size = 1
+        #: groups created since init (destroying one does not lower it: torch's count)
+        self.group_count = 0
 
 
 _world = _World()
@@ -230,7 +241,8 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     ``"cpu:mpi,cuda:nccl"``; None reads ``OMNITENSOR_DIST_BACKEND``, then follows the
     default device (cuda -> nccl, cpu/opencl/sycl -> mpi). ``timeout`` (seconds or a
     timedelta; default ``OMNITENSOR_DIST_TIMEOUT`` or 30 min) bounds every collective.
-    ``check_collectives`` (default: ``OMNITENSOR_DIST_DEBUG=DETAIL``) verifies before each
+    ``check_collectives`` (default: debug level ``DETAIL``, from ``set_debug_level`` or
+    ``TORCH_DISTRIBUTED_DEBUG``/``OMNITENSOR_DIST_DEBUG``) verifies before each
     collective that all ranks pass the same op, shapes and dtypes, at the cost of one
     16-byte all-reduce per call. ``abort_on_exception`` installs a ``sys.excepthook`` that
     prints the error and calls ``MPI_Abort``, so an uncaught exception on one rank ends
@@ -264,7 +276,8 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     name, transports = resolve_backend(backend, dev_type)
     check_requested(name, dev_type)
     if check_collectives is None:
-        check_collectives = os.environ.get("OMNITENSOR_DIST_DEBUG", "").upper() == "DETAIL"
+        from .c10d_info import DebugLevel, get_debug_level
+        check_collectives = get_debug_level() is DebugLevel.DETAIL
     comm = world.Dup()
     group = ProcessGroup(comm, range(comm.Get_size()), seconds, transports, name,
                          bool(check_collectives), group_name or "default")
@@ -272,8 +285,10 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     node = comm.Split_type(MPI.COMM_TYPE_SHARED)
     _world.local_rank, _world.local_size = node.Get_rank(), node.Get_size()
     node.Free()
+    group.group_desc = "default_pg"
     _world.default = group
     _world.groups = [group]
+    _world.group_count = 1
     if abort_on_exception and comm.Get_size() > 1:
         _install_excepthook()
 
@@ -387,22 +402,32 @@ def get_backend(group: ProcessGroup | None = None) -> str:
 
 def new_group(ranks: Iterable[int] | None = None, timeout: Any = None,
               backend: str | None = None, pg_options: Any = None,
-              use_local_synchronization: bool = False) -> ProcessGroup:
+              use_local_synchronization: bool = False, group_desc: str | None = None,
+              device_id: Any = None, sort_ranks: bool = True) -> ProcessGroup:
     """A group of some global ranks (all of them when None). Every rank of the default
     group must call it, in the same order (torch's rule: it is an MPI collective over the
-    world). Ranks are sorted; a rank outside gets a group with ``rank() == -1``."""
+    world). Ranks are sorted unless ``sort_ranks=False`` (then group rank i is
+    ``ranks[i]``); a rank outside gets a group with ``rank() == -1``."""
     world = _require_init()
-    members = sorted(set(range(world.size()) if ranks is None else (int(r) for r in ranks)))
+    given = list(range(world.size()) if ranks is None else (int(r) for r in ranks))
+    members = sorted(set(given)) if sort_ranks else list(dict.fromkeys(given))
     for r in members:
         if not 0 <= r < world.size():
             raise ValueError(f"new_group: rank {r} is outside the world of {world.size()}")
     if not members:
         raise ValueError("new_group: ranks must not be empty")
-    MPI = mpi()
     mpi_group = world.comm.Get_group().Incl(members)
     comm = world.comm.Create(mpi_group)
     mpi_group.Free()
-    if comm == MPI.COMM_NULL:
+    return make_group(comm, members, timeout, backend, group_desc, device_id)
+
+
+def make_group(comm: Any, members: list[int], timeout: Any, backend: str | None,
+               group_desc: str | None = None, device_id: Any = None) -> ProcessGroup:
+    """The ProcessGroup over MPI communicator ``comm`` (COMM_NULL outside it) of the
+    global ranks ``members``, with the world's settings unless given."""
+    world = _require_init()
+    if comm == mpi().COMM_NULL:
         comm = None
     if backend is None:
         name, transports = world.backend_name, world.transports
@@ -412,9 +437,11 @@ def new_group(ranks: Iterable[int] | None = None, timeout: Any = None,
         check_requested(name, get_default_device().type)
     group = ProcessGroup(comm, members, world.timeout if timeout is None else
                          _seconds(timeout), transports, name, world.check_collectives,
-                         f"group{len(_world.groups)}")
-    group.device_id = getattr(world, "device_id", None)
+                         f"group{_world.group_count}")
+    group.device_id = getattr(world, "device_id", None) if device_id is None else device_id
+    group.group_desc = group_desc or "undefined"
     _world.groups.append(group)
+    _world.group_count += 1
     return group
 
 
@@ -425,6 +452,7 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
             g._shutdown()
         _world.groups = []
         _world.default = None
+        _world.group_count = 0
         _restore_excepthook()
         return
     group._shutdown()

@@ -424,6 +424,36 @@ def bcast_bytes(group: ProcessGroup, data: bytes | None, root: int, what: str) -
     return buf.tobytes()
 
 
+#: the MPI tag of object messages (send_object_list): above the tags programs use
+OBJECT_TAG = 32001
+
+
+def send_bytes(group: ProcessGroup, data: bytes, peer: int, what: str) -> None:
+    """Send ``data`` to group rank ``peer`` (its length, then the bytes)."""
+    comm = group.comm
+    size = np.array([len(data)], np.int64)
+    buf = np.frombuffer(data, np.uint8) if data else np.empty(0, np.uint8)
+    _deadline_wait(group, what, [comm.Isend([size, MPI.INT64_T], peer, OBJECT_TAG),
+                                 comm.Isend([buf, MPI.BYTE], peer, OBJECT_TAG)])
+
+
+def recv_bytes(group: ProcessGroup, peer: int | None, what: str) -> tuple[bytes, int]:
+    """Bytes sent by :func:`send_bytes` from group rank ``peer`` (any when None), and the
+    sender's group rank."""
+    comm = group.comm
+    size = np.empty(1, np.int64)
+    status = MPI.Status()
+    source = MPI.ANY_SOURCE if peer is None else peer
+    limit = group.timeout
+    wait_requests([comm.Irecv([size, MPI.INT64_T], source, OBJECT_TAG)],
+                  _monotonic() + limit, lambda: f"{what} timed out after {limit:g} s on rank "
+                  f"{group.rank()} of {group.describe()}: no peer sent", status)
+    sender = status.Get_source()  # the bytes come from whoever sent the length
+    buf = np.empty(int(size[0]), np.uint8)
+    _deadline_wait(group, what, [comm.Irecv([buf, MPI.BYTE], sender, OBJECT_TAG)])
+    return buf.tobytes(), sender
+
+
 def check_signature(group: ProcessGroup, what: str, signature: str) -> None:
     """Raise CollectiveMismatchError on every rank unless all ranks pass the same
     ``signature`` (op, shapes, dtypes, root). Cost: one 16-byte all-reduce; only on a

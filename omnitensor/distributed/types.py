@@ -11,7 +11,8 @@ from typing import Any, Callable, Sequence
 from ..errors import OmnitensorError
 
 __all__ = ["ReduceOp", "DistributedError", "DistributedTimeoutError",
-           "CollectiveMismatchError", "Work", "CompletedWork"]
+           "CollectiveMismatchError", "Work", "CompletedWork", "DistError",
+           "DistBackendError", "DistNetworkError", "DistStoreError", "QueueEmptyError"]
 
 
 class ReduceOp(enum.Enum):
@@ -28,11 +29,31 @@ class ReduceOp(enum.Enum):
         return f"ReduceOp.{self.name}"
 
 
-class DistributedError(OmnitensorError, RuntimeError):
+class DistError(RuntimeError):
+    """torch's base of distributed errors (``torch.distributed.DistError``)."""
+
+
+class DistBackendError(DistError):
+    """A transport (MPI, NCCL) failed or timed out (torch's ``DistBackendError``)."""
+
+
+class DistNetworkError(DistError):
+    """A network operation failed, e.g. reaching a TCPStore (torch's name)."""
+
+
+class DistStoreError(DistError):
+    """A store operation failed, e.g. ``get`` timed out (torch's name)."""
+
+
+class QueueEmptyError(DistError):
+    """``Store.queue_pop(key, block=False)`` on an empty queue (torch's name)."""
+
+
+class DistributedError(OmnitensorError, DistError):
     """A collective failed, was used wrongly, or the process group is not usable."""
 
 
-class DistributedTimeoutError(DistributedError, TimeoutError):
+class DistributedTimeoutError(DistributedError, DistBackendError, TimeoutError):
     """A collective did not complete within its group's timeout (a peer is missing, slow,
     or called a different collective). The group is unusable afterwards: the pending MPI
     request cannot be cancelled, so let the exception end the process (the excepthook of

@@ -330,6 +330,16 @@ def _bind_functional_at_top() -> None:
 _bind_functional_at_top()
 
 
+def _bind_more() -> None:
+    """The ``*_copy`` functions, torch's switches and renamed signatures, ``range``...:
+    omnitensor/torch_face_more.py (these win over omnitensor's own names)."""
+    from . import torch_face_more
+    globals().update(torch_face_more.names())
+
+
+_bind_more()
+
+
 class SymInt:
     """torch's symbolic int (shapes under dynamic tracing): omnitensor's shapes are plain
     ints, so no value is one; code checks ``isinstance(n, (int, torch.SymInt))``."""

@@ -30,7 +30,8 @@ TENSOR_METHODS_AT_TOP = (
     "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "round_",
     "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_",
     "trunc_", "xlogy_", "detach", "get_device", "is_same_size", "is_signed", "adjoint",
-    "is_conj", "is_neg", "is_inference", "is_distributed", "fix", "dist")
+    "is_conj", "is_neg", "is_inference", "is_distributed", "fix", "dist", "as_strided_",
+    "unsafe_split_with_sizes")
 
 #: nn.functional ops whose torch top-level forms agree with F's positionally
 AGREEING = (

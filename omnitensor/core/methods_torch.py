@@ -195,3 +195,5 @@ def bind(T: Any) -> None:
     T.is_distributed = _false("is_distributed", "as in torch, which always answers False")
     for name, out_of_place in INPLACE.items():
         setattr(T, name, inplace_method(out_of_place, name[:-1]))
+    from . import methods_torch_more  # in-place views, removed methods, layout queries
+    methods_torch_more.bind(T)

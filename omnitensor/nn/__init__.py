@@ -99,3 +99,10 @@ __all__ += list(_padding.__all__) + [
     "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss2d", "PoissonNLLLoss",
     "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "BatchNorm3d",
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "SyncBatchNorm"]
+
+from .lazy import UninitializedBuffer, UninitializedParameter, make_all as _lazy_all  # noqa: E402
+from .modules_torch_more import Container, LinearCrossEntropyLoss, factory_kwargs  # noqa: E402
+
+globals().update(_lazy_all())  # LazyLinear, LazyConv2d, LazyBatchNorm1d... (nn/lazy.py)
+__all__ += ["UninitializedBuffer", "UninitializedParameter", "Container",
+            "LinearCrossEntropyLoss", "factory_kwargs"] + sorted(_lazy_all())

@@ -157,9 +157,19 @@ class LogSigmoid(Module):
 class Hardtanh(Module):
     """``clamp(x, min_val, max_val)``."""
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0,
-                 inplace: bool = False) -> None:
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None) -> None:
         super().__init__()
+        import warnings
+        for old, name in ((min_value, "min"), (max_value, "max")):
+            if old is not None:  # torch's deprecated spellings, which win when given
+                warnings.warn(f"keyword argument `{name}_value` is deprecated and renamed "
+                              f"to `{name}_val`", FutureWarning, stacklevel=2)
+        min_val = min_val if min_value is None else min_value
+        max_val = max_val if max_value is None else max_value
+        if max_val <= min_val:
+            raise AssertionError(f"max_val ({max_val}) must be greater than min_val "
+                                 f"({min_val})")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002

@@ -21,6 +21,8 @@ from .out_arg import write_out
 __all__ = ["alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy", "narrow_copy",
            "permute_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy",
            "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy",
+           "detach_copy", "select_copy", "slice_copy", "split_copy", "view_as_real_copy",
+           "view_as_complex_copy",
            "empty_strided", "empty_permuted", "new_empty_strided", "scalar_tensor", "fill",
            "zero_", "resize_", "resize_as_", "constant_pad_nd", "unsafe_split",
            "unsafe_chunk"]
@@ -49,6 +51,23 @@ def _unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return x.unfold(dimension, size, step)
 
 
+def _slice(x: Tensor, dim: int = 0, start: Any = None, end: Any = None,
+           step: int = 1) -> Tensor:
+    """torch's ``slice`` view: ``x[..., start:end:step, ...]`` along ``dim``."""
+    d = dim % x.ndim if x.ndim else 0
+    return x[(slice(None),) * d + (slice(start, end, step),)]
+
+
+def _view_as_real(x: Tensor) -> Tensor:
+    from .complex_ops import view_as_real
+    return view_as_real(x)
+
+
+def _view_as_complex(x: Tensor) -> Tensor:
+    from .complex_ops import view_as_complex
+    return view_as_complex(x)
+
+
 alias_copy = _copy_of(lambda x: x, "alias_copy")
 as_strided_copy = _copy_of(storage.as_strided, "as_strided_copy")
 diagonal_copy = _copy_of(sh.diagonal, "diagonal_copy")
@@ -63,6 +82,12 @@ unbind_copy = _copy_of(join.unbind, "unbind_copy")
 unfold_copy = _copy_of(_unfold, "unfold_copy")
 unsqueeze_copy = _copy_of(sh.unsqueeze, "unsqueeze_copy")
 view_copy = _copy_of(_view_any, "view_copy")
+detach_copy = _copy_of(lambda x: x.detach(), "detach_copy")
+select_copy = _copy_of(join.select, "select_copy")
+slice_copy = _copy_of(_slice, "slice_copy")
+split_copy = _copy_of(join.split, "split_copy")
+view_as_real_copy = _copy_of(_view_as_real, "view_as_real_copy")
+view_as_complex_copy = _copy_of(_view_as_complex, "view_as_complex_copy")
 
 
 # ---------------------------------------------------------------- allocation

@@ -25,7 +25,9 @@ from .copies import (alias_copy, as_strided_copy, constant_pad_nd, diagonal_copy
                      empty_permuted, empty_strided, expand_copy, fill, narrow_copy,
                      permute_copy, resize_as_, scalar_tensor, split_with_sizes_copy,
                      squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy,
-                     unsafe_chunk, unsafe_split, unsqueeze_copy, view_copy, zero_)
+                     unsafe_chunk, unsafe_split, unsqueeze_copy, view_copy, zero_,
+                     detach_copy, select_copy, slice_copy, split_copy, view_as_real_copy,
+                     view_as_complex_copy)
 from .counting import (broadcast_shapes, combinations, histogram, histogramdd, mode,
                        nanquantile, nonzero_static, unique_consecutive, unravel_index)
 from .fused_products import addbmm, addcdiv, addcmul, addmm, addmv, addr, baddbmm
@@ -44,7 +46,8 @@ __all__ = [
     "empty_strided", "expand_copy", "fill", "narrow_copy", "permute_copy", "resize_as_",
     "scalar_tensor", "split_with_sizes_copy", "squeeze_copy", "t_copy", "transpose_copy",
     "unbind_copy", "unfold_copy", "unsafe_chunk", "unsafe_split", "unsqueeze_copy",
-    "view_copy", "zero_",
+    "view_copy", "zero_", "detach_copy", "select_copy", "slice_copy", "split_copy",
+    "view_as_real_copy", "view_as_complex_copy",
     "broadcast_shapes", "combinations", "histogram", "histogramdd", "mode", "nanquantile",
     "nonzero_static", "unique_consecutive", "unravel_index",
     "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "baddbmm",
@@ -67,6 +70,12 @@ def _special(name: str, attr: str) -> Any:
     return method
 
 
+def _polygamma(self: Any, n: int) -> Any:
+    """torch's ``x.polygamma(n)``: ``special.polygamma(n, x)``."""
+    import omnitensor
+    return omnitensor.special.polygamma(n, self)
+
+
 def bind(T: Any) -> None:
     """Install this module's Tensor methods and their in-place variants."""
     from .inplace import inplace_method
@@ -80,10 +89,12 @@ def bind(T: Any) -> None:
     T.addcmul_, T.addcdiv_ = fused_products.addcmul_, fused_products.addcdiv_
     T.chalf = complex_ops.chalf
     T.__rdiv__ = T.__rtruediv__  # torch's Python-2 spelling of the reflected division
-    # (Tensor.polygamma waits for omnitensor.special.polygamma)
     for name, attr in (("igamma", "gammainc"), ("igammac", "gammaincc"),
-                       ("mvlgamma", "multigammaln")):
+                       ("mvlgamma", "multigammaln"), ("digamma", "digamma"),
+                       ("erfinv", "erfinv"), ("i0", "i0"), ("lgamma", "gammaln")):
         setattr(T, name, _special(name, attr))
         setattr(T, name + "_", inplace_method(_special(name, attr), name))
+    T.polygamma = _polygamma
+    T.polygamma_ = inplace_method(_polygamma, "polygamma")
     for module in (_scatter_reduce_ops, view_scatter, copies, counting, random_fills):
         module.bind(T)

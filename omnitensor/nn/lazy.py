@@ -134,7 +134,7 @@ def _placeholders(self: Module, bound: dict, device: Any, dtype: Any) -> None:
                              tensor(0, dtype=dtypes.int64, device=device))
 
 
-def _lazy_norm_init(self: Any, eps: float = 1e-5, momentum: Any = 0.1, affine: bool = True,
+def _lazy_norm_init(eps: float = 1e-5, momentum: Any = 0.1, affine: bool = True,
                     track_running_stats: bool = True, device: Any = None, dtype: Any = None,
                     *, bias: bool = True) -> None:
     """torch's ``_LazyNormBase`` signature: every lazy norm, the instance norms too, is
@@ -146,23 +146,25 @@ def lazy_class(name: str, cls: type, infer: Callable[[Any, Tensor], int],
     """The lazy form of ``cls``: its constructor without the first argument (or the
     signature of ``signature_of``), whose value ``infer(module, input)`` reads from the
     first input."""
-    full = inspect.signature(vars(cls).get("__init__") or getattr(cls, "__init__"))
+    full = inspect.signature(cls)  # the constructor's, without self
     params = list(full.parameters.values())
     lazy_sig = inspect.signature(signature_of) if signature_of else \
-        full.replace(parameters=[params[0]] + params[2:])
+        full.replace(parameters=params[1:])
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        bound = lazy_sig.bind(self, *args, **kwargs)
+        bound = lazy_sig.bind(*args, **kwargs)
         bound.apply_defaults()
         Module.__init__(self)
-        self._lazy_args = {k: v for k, v in bound.arguments.items() if k != "self"}
-        setattr(self, params[1].name, 0)  # torch's lazy modules answer 0 until built
+        self._lazy_args = dict(bound.arguments)
+        setattr(self, params[0].name, 0)  # torch's lazy modules answer 0 until built
         self._lazy_repr = ", ".join(f"{k}={v!r}" for k, v in bound.arguments.items()
-                                    if k not in ("self", "device", "dtype"))
+                                    if k not in ("device", "dtype"))
         _placeholders(self, dict(bound.arguments), bound.arguments.get("device"),
                       bound.arguments.get("dtype"))
-    __init__.__signature__ = lazy_sig  # type: ignore[attr-defined]
-    doc = (f"torch's ``nn.{name}``: ``{cls.__name__}`` whose ``{params[1].name}`` is read "
+    me = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    __init__.__signature__ = lazy_sig.replace(  # type: ignore[attr-defined]
+        parameters=[me] + list(lazy_sig.parameters.values()))
+    doc = (f"torch's ``nn.{name}``: ``{cls.__name__}`` whose ``{params[0].name}`` is read "
            f"from the first input.")
     return type(name, (LazyModuleMixin, cls), {
         "__init__": __init__, "cls_to_become": cls, "_infer": staticmethod(infer),

@@ -38,6 +38,15 @@ def test_every_lazy_class_is_tested():
 
 
 @pytest.mark.parametrize("name", sorted(LAZY))
+def test_lazy_signature_is_torchs(name):
+    import inspect
+
+    def params(cls):
+        return [(p.name, p.kind, p.default) for p in inspect.signature(cls).parameters.values()]
+    assert params(getattr(nn, name)) == params(getattr(torch.nn, name))
+
+
+@pytest.mark.parametrize("name", sorted(LAZY))
 def test_lazy_module_becomes_torchs_module(name, device):
     args, shape = LAZY[name]
     x = RNG.standard_normal(shape).astype(np.float32)

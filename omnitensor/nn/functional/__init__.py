@@ -61,6 +61,9 @@ from .loss_margin import (cosine_embedding_loss, gaussian_nll_loss,  # noqa: E40
                           triplet_margin_with_distance_loss)
 from .misc import (alpha_dropout, channel_shuffle, dropout3d,  # noqa: E402
                    feature_alpha_dropout, native_channel_shuffle)
+from .fractional_pool import (fractional_max_pool2d,  # noqa: E402
+                              fractional_max_pool2d_with_indices, fractional_max_pool3d,
+                              fractional_max_pool3d_with_indices)
 from .normalization import local_response_norm, rms_norm  # noqa: E402
 from .pooling import (adaptive_max_pool1d_with_indices,  # noqa: E402
                       adaptive_max_pool2d_with_indices, adaptive_max_pool3d_with_indices,
@@ -78,4 +81,6 @@ __all__ += ["celu_", "elu_", "gumbel_softmax", "hardshrink", "hardtanh_", "prelu
             "local_response_norm", "rms_norm", "adaptive_max_pool1d_with_indices",
             "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
             "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
-            "max_pool3d_with_indices"]
+            "max_pool3d_with_indices", "fractional_max_pool2d",
+            "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+            "fractional_max_pool3d_with_indices"]

@@ -45,10 +45,7 @@ def test_contracts_reject_core_importing_a_library(tmp_path: Path) -> None:
     parser = configparser.ConfigParser()
     parser.read(CONFIG)
     layers = parser["importlinter:contract:layers"]["layers"].split()
-    for name in {n for n in layers if n not in ":|"}:  # every layer must exist
-        (pkg / name).mkdir(parents=True)
-        (pkg / name / "__init__.py").write_text("")
-    (pkg / "__init__.py").write_text("")
+    _skeleton(pkg, parser, layers)
     (pkg / "core" / "tensor.py").write_text(textwrap.dedent("""
         def softmax(x):
             from ..nn import functional  # an upward import, hidden in a function
@@ -63,3 +60,38 @@ def test_contracts_reject_core_importing_a_library(tmp_path: Path) -> None:
     res = _lint(tmp_path, config, env)
     assert res.returncode != 0, res.stdout + res.stderr
     assert "omnitensor.core.tensor -> omnitensor.nn.functional" in res.stdout, res.stdout
+
+
+def _skeleton(pkg: Path, parser: configparser.ConfigParser, layers: list[str]) -> None:
+    """An empty package with every layer and every module a contract names."""
+    for name in {n for n in layers if n not in ":|"}:  # every layer must exist
+        (pkg / name).mkdir(parents=True)
+        (pkg / name / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    for sec in parser.sections():
+        for key in ("source_modules", "forbidden_modules"):
+            for mod in parser[sec].get(key, "").split():
+                parts = mod.split(".")
+                if parts[0] != "omnitensor" or len(parts) < 3:
+                    continue
+                path = pkg.joinpath(*parts[1:-1])
+                path.mkdir(parents=True, exist_ok=True)
+                (path / f"{parts[-1]}.py").write_text("")
+
+
+def test_contracts_reject_the_compiler_importing_a_vendor_library(tmp_path: Path) -> None:
+    """The compiler may not import a vendor runtime (pyopencl) nor a backend's internals
+    (``backends.opencl``): fused kernels reach them through the ``fused_kernels`` hook."""
+    pkg = tmp_path / "omnitensor"
+    parser = configparser.ConfigParser()
+    parser.read(CONFIG)
+    _skeleton(pkg, parser, parser["importlinter:contract:layers"]["layers"].split())
+    (pkg / "compiler" / "launch.py").write_text("import pyopencl\n")
+    (pkg / "compiler" / "fused.py").write_text("from ..backends import opencl\n")
+    config = tmp_path / ".importlinter"
+    config.write_text(CONFIG.read_text().replace(
+        "exhaustive = False", "exhaustive = False\nunmatched_ignore_imports_alerting = none"))
+    res = _lint(tmp_path, config, dict(os.environ, PYTHONPATH=str(tmp_path)))
+    assert res.returncode != 0, res.stdout + res.stderr
+    assert "omnitensor.compiler is not allowed to import pyopencl" in res.stdout, res.stdout
+    assert "omnitensor.compiler.fused -> omnitensor.backends.opencl" in res.stdout, res.stdout

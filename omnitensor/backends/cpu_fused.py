@@ -1,4 +1,6 @@
-"""Fused kernels on ``cpu``: Python loop nests compiled by numba (no system compiler).
+"""Fused kernels on ``cpu`` (the ``fused_kernels`` hook of the NumPy backend): Python loop
+nests (:func:`omnitensor.kernels.fused.python_kernel`) compiled by numba (no system
+compiler).
 
 The rendered source is written to a file in the kernel cache directory
 (``$OMNITENSOR_CACHE_DIR/fusion``, default ``~/.cache/omnitensor/fusion``), named by its
@@ -19,9 +21,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import render
-from .launcher import FusedLauncher
-from .spec import KernelSpec
+from ..kernels import fused as render
+from ..kernels.fused_spec import KernelSpec
+from .fused import FusedLauncher
 
 _LOCK = threading.Lock()
 _LOADED: dict[str, Callable[..., Any]] = {}

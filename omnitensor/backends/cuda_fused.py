@@ -1,9 +1,10 @@
-"""Fused kernels on ``cuda`` devices: the CUDA C dialect of :mod:`.render` through CuPy's
+"""Fused kernels on ``cuda`` devices (the ``fused_kernels`` hook of the CuPy backend): the
+CUDA C dialect of :mod:`omnitensor.kernels.fused` through CuPy's
 ``RawKernel`` (NVRTC), built with ``--fmad=false`` so ``a * b + c`` rounds like NumPy.
 
 Written against CuPy's documented API but NOT run here (no GPU in this project's CI): the
 pass only uses it when a ``cuda`` device is the graph's device, and any failure to build
-makes :func:`omnitensor.compiler.api` replay unfused with a warning.
+makes ``omnitensor.compile`` replay unfused with a warning.
 """
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import render
-from .launcher import FusedLauncher
-from .spec import KernelSpec
+from ..kernels import fused as render
+from ..kernels.dialect import CUDA_C, Dialect
+from ..kernels.fused_spec import KernelSpec
+from .fused import FusedLauncher
 
 _BLOCK = 256
 
@@ -21,13 +23,15 @@ _BLOCK = 256
 class Kernel(FusedLauncher):
     """``kernel(*arrays) -> outputs`` for one fused group on CuPy arrays."""
 
+    dialect: Dialect = CUDA_C
+
     def __init__(self, spec: KernelSpec, n_inputs: int, fresh: list[tuple[tuple, str, bool]],
                  out_args: list[int], inplace_args: list[int],
                  fallback: Callable[..., Any], device: Any) -> None:
         import cupy
         self.cupy = cupy
-        self.source = render.c_source(spec, "fused", "cuda")
-        self.k = cupy.RawKernel(self.source, "fused", options=("--fmad=false",))
+        self.source = render.c_source(spec, "fused", self.dialect)
+        self.k = cupy.RawKernel(self.source, "fused", options=self.dialect.compile_options)
         super().__init__(spec, n_inputs, fresh, out_args, inplace_args, fallback)
         self.index = device.index
         if spec.is_reduce:

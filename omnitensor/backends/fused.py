@@ -1,10 +1,12 @@
-"""What every device's fused-kernel launcher shares (cpu, opencl, sycl, cuda).
+"""What every device's fused-kernel launcher shares (cpu, opencl, sycl, cuda): the base of
+the classes the backends' ``fused_kernels`` hook returns (``backends/base.py``).
 
 A launcher is called as ``kernel(*arrays) -> outputs`` with the group's arguments (load
 bases, then in-place buffers). It appends the group's fresh outputs, allocated once and
 reused between calls when nothing outside the call can see them, runs the kernel, and
 returns the outputs the plan reads. A strided in-place target runs the group's original
-ops instead (``fallback``). Each device module adds only its compile and launch.
+ops instead (``fallback``). Each device's module (``cpu_fused``, ``opencl/fused``, ``sycl/fused``, ``cuda_fused``)
+adds only its compile and launch.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .spec import KernelSpec
+from ..kernels.fused_spec import KernelSpec
 
 
 class FusedLauncher:

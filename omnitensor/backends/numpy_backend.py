@@ -115,6 +115,15 @@ class NumpyBackend(NamespaceBackend):
     def host_view(self, x):
         return x
 
+    def fused_kernels(self) -> Any:
+        """The launcher of ``omnitensor.compile``'s fused kernels: Python loop nests
+        compiled by numba, or None without numba (the ``compile`` extra; the hook's
+        contract is in backends/base.py)."""
+        if importlib.util.find_spec("numba") is None:
+            return None
+        from .cpu_fused import Kernel
+        return Kernel
+
     def __init__(self) -> None:
         super().__init__()
         for name in UNARY + BINARY:

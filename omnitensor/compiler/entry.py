@@ -6,7 +6,6 @@ that finds the call cannot be replayed raises :class:`NotGraph` with the reason
 from __future__ import annotations
 
 import atexit
-import importlib
 import threading
 import time
 import warnings
@@ -156,14 +155,16 @@ def build_plan(graph: Graph, gens: dict, unfused: bool) -> replay.Plan:
 
 
 def concurrent_build(device: str) -> bool:
-    """Whether the device's fused kernels may be built while replays run (its fusion
-    module's ``CONCURRENT_BUILD``, default True)."""
-    kind = device.split(":")[0]
+    """Whether the device's fused kernels may be built while replays run (its fused-kernel
+    launcher's ``CONCURRENT_BUILD``, default True)."""
+    from ..backends.registry import get_backend
+    from ..errors import BackendUnavailableError
+    from .fusion.passes import launcher_for
     try:
-        mod = importlib.import_module(f"{__package__}.fusion.{kind}")
-    except ImportError:
+        make = launcher_for(get_backend(device.split(":")[0]))
+    except BackendUnavailableError:  # the device's runtime is not installed
         return True
-    return bool(getattr(mod, "CONCURRENT_BUILD", True))
+    return bool(getattr(make, "CONCURRENT_BUILD", True))
 
 
 def upgrade_later(e: Entry, graph: Graph, gens: dict) -> threading.Thread:

@@ -366,7 +366,7 @@ OPENCL_C = OpenCLC()
 SYCL = SyclC()
 CUDA_C = CudaC()
 
-#: the C dialects by name (``render.c_program(specs, "cuda")``)
+#: the C dialects by name (``fused.c_program(specs, name)`` takes a name or a dialect)
 DIALECTS: dict[str, Dialect] = {d.name: d for d in (OPENCL_C, SYCL, CUDA_C)}
 
 #: patterns (regular expressions) of what exists only in OpenCL C: a CUDA rendering must

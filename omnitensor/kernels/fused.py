@@ -1,5 +1,8 @@
 """Loop nests for a fused kernel, rendered as Python source for numba or as C for OpenCL/CUDA.
 
+``omnitensor.compiler.fusion`` plans the groups (:class:`~.fused_spec.KernelSpec`); the
+backends' ``fused_kernels`` launchers render them here and compile and launch the text.
+
 Both follow one schedule: an elementwise kernel walks its loop space in C order; a reduce
 kernel walks the kept axes outside and the reduced axes inside, accumulates in a scalar
 (float32 sums in double), then runs the epilogue once per kept position. Every argument is
@@ -18,10 +21,10 @@ from typing import Callable
 
 import numpy as np
 
-from ...kernels import gemm, scalar
-from ...kernels.ctype import BY_NP
-from ...kernels.dialect import DIALECTS, Dialect, Language
-from .spec import KernelSpec, Load, Op, Reduce, c_strides
+from . import gemm, scalar
+from .ctype import BY_NP
+from .dialect import DIALECTS, Dialect, Language
+from .fused_spec import KernelSpec, Load, Op, Reduce, c_strides
 
 
 def _index(idx_vars: list[str], strides: tuple[int, ...] | list[int]) -> str:

@@ -54,6 +54,20 @@ def test_elementwise_chain_with_broadcast_and_casts_is_one_kernel(device):
     assert got1.dtype == np.float64
 
 
+def test_fused_kernels_come_from_the_backends_hook(device):
+    """A device's fused launcher is its backend's ``fused_kernels`` hook (the compiler has
+    none of its own), and its program is rendered in the dialect that launcher names."""
+    from omnitensor.backends.fused import FusedLauncher
+    x, b = _rand(device, 8, 4), _rand(device, 4, seed=1)
+    _res, _g, _p0, p1, _arrays = _plans(lambda x, b: (x * 2.0 + b).exp() - x, (x, b))
+    [launch] = [s for s in p1.steps if isinstance(s, Launch)]
+    cls = ot.device(device).backend.hook("fused_kernels")()
+    assert issubclass(cls, FusedLauncher) and isinstance(launch.fn, cls)
+    dialect = getattr(cls, "dialect", None)
+    if dialect is not None:  # C launchers: their source starts with the dialect's prelude
+        assert launch.fn.source.startswith(dialect.prelude)
+
+
 def test_transcendental_chain_within_float32_ulps(device):
     x = _rand(device, 1000)
 
@@ -211,8 +225,8 @@ def test_cuda_source_is_valid_cxx(tmp_path):
     """The CUDA C dialect compiles (syntax and types) as C++ with CUDA's names shimmed."""
     import shutil
     import subprocess
-    from omnitensor.compiler.fusion import render
-    from omnitensor.compiler.fusion.spec import coalesce
+    from omnitensor.kernels import fused as render
+    from omnitensor.kernels.fused_spec import coalesce
     cxx = shutil.which("g++") or shutil.which("clang++")
     if cxx is None:
         pytest.skip("no C++ compiler to check the CUDA dialect's syntax")

@@ -336,7 +336,7 @@ def test_cuda_dialect_renders_the_gemm_epilogue(tmp_path):
     C++ with CUDA's names shimmed."""
     import shutil
     import subprocess
-    from omnitensor.compiler.fusion import render
+    from omnitensor.kernels import fused as render
     from omnitensor.kernels import gemm
     from omnitensor.kernels.ctype import BY_NP
     from omnitensor.kernels.dialect import CUDA_C, OPENCL_ONLY_PATTERNS

@@ -131,6 +131,12 @@ class OpenCLBackend(Backend):
         if st is not None:
             st.synchronize()
 
+    def fused_kernels(self) -> Any:
+        """The launcher of ``omnitensor.compile``'s fused kernels: OpenCL C through this
+        backend's program cache (the hook's contract is in backends/base.py)."""
+        from .fused import Kernel
+        return Kernel
+
     def device_timer(self, index: int) -> Any:
         """The profiler's device timer: kernels' OpenCL profiling events (the hook's
         contract is in backends/base.py; the mechanism in opencl/profiling.py)."""

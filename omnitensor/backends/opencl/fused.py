@@ -1,5 +1,5 @@
-"""Fused kernels on ``opencl`` devices: OpenCL C built and launched through the OpenCL
-backend's own program cache and argument setters.
+"""Fused kernels on ``opencl`` devices (the ``fused_kernels`` hook of the OpenCL backend):
+OpenCL C built and launched through the backend's own program cache and argument setters.
 
 One program per kernel source (keyed by its hash, so identical groups share a build; PoCL
 keeps built programs in its kernel cache across processes). Arguments: every array's
@@ -19,16 +19,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...backends.opencl import gemm as cl_gemm
-from ...backends.opencl import launch as cl_launch
-from ...backends.opencl import program_cache
-from ...backends.opencl.array import CLArray, new
+from ...kernels import fused as render
 from ...kernels.ctype import BY_NP
-from ...kernels.dialect import OPENCL_C
+from ...kernels.dialect import OPENCL_C, Dialect
+from ...kernels.fused_spec import KernelSpec
 from ...kernels.gemm import n_params
-from . import render
-from .launcher import FusedLauncher
-from .spec import KernelSpec
+from ..fused import FusedLauncher
+from . import gemm as cl_gemm
+from . import launch as cl_launch
+from . import program_cache
+from .array import CLArray, new
 
 _LONG = struct.Struct("=q")
 #: id(kernel) -> (id(launcher), offsets...) of the arguments last set on that kernel
@@ -36,14 +36,18 @@ _LAST_SET: dict[int, tuple] = {}
 
 
 class Kernel(FusedLauncher):
-    """``kernel(*arrays) -> outputs`` for one fused group on CLArrays (see cpu.Kernel)."""
+    """``kernel(*arrays) -> outputs`` for one fused group on CLArrays (see
+    ``backends/cpu_fused.Kernel``)."""
 
-    @staticmethod
-    def build_all(specs: list[KernelSpec], device: Any) -> list[Any]:
+    #: the dialect its programs are rendered in
+    dialect: Dialect = OPENCL_C
+
+    @classmethod
+    def build_all(cls, specs: list[KernelSpec], device: Any) -> list[Any]:
         """Handles for the kernels of ``specs``, built as one program (one build per plan,
         cached by source in this process and by PoCL's kernel cache across processes)."""
         st = device.backend.state(device.index)
-        src = render.c_program(specs, "opencl")
+        src = render.c_program(specs, cls.dialect)
         key = ("fused", hashlib.sha1(src.encode()).hexdigest())
         return [(st, key, f"fused{i}", src) for i in range(len(specs))]
 
@@ -119,7 +123,7 @@ class Kernel(FusedLauncher):
         st = self.st
         self.t = BY_NP[np.dtype(mm.dtype)]
         self.mnk = (spec.shape[0], spec.shape[1], mm.k)
-        self.fast = render.uses_fast_gemm(spec, OPENCL_C)
+        self.fast = render.uses_fast_gemm(spec, self.dialect)
         if self.fast:
             cl_gemm.pack_kernels(st, self.t)  # built while planning, not at the first launch
         self.first = n_params(self.fast, with_c=False)

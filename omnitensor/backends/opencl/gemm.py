@@ -3,7 +3,7 @@
 The kernels' design and source live in :mod:`omnitensor.kernels.gemm` (rendered for the OpenCL C
 dialect); this module picks the kernel, sizes the launch and runs it. :func:`pack` and
 :func:`grid` are also what a compiled replay's GEMM with a fused epilogue
-(``omnitensor.compiler.fusion.opencl``) launches with: the same packing, the same tiles.
+(``omnitensor.backends.opencl.fused``) launches with: the same packing, the same tiles.
 """
 from __future__ import annotations
 

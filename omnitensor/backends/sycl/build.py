@@ -4,7 +4,7 @@ Why: ``dpctl.program.create_program_from_source`` holds the GIL for the whole bu
 Intel's OpenCL CPU compiler takes ~0.2-0.9 s per op program (~90% of it in the backend's
 LTO optimiser and code generator, measured: the OpenCL C front end alone takes 20-70 ms of
 it). So a build on a background thread (compile's fused programs,
-``compiler/fusion/sycl.py``) stopped every Python thread for that long: the second call of a
+``backends/sycl/fused.py``) stopped every Python thread for that long: the second call of a
 compiled MLP step, meant to replay unfused while the fused program builds, took 1.7-3.3 s
 instead of ~10 ms (caught with gdb: the main thread in ``take_gil``, the build thread in
 ``libintelocl``'s ``OptimizerLTO::Optimize`` under ``create_program_from_source``).

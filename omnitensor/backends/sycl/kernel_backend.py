@@ -78,6 +78,12 @@ class SyclBackend(OpenCLBackend):
         return call
 
     # ------------------------------------------------------------ identity, capability
+    def fused_kernels(self) -> Any:
+        """The launcher of ``omnitensor.compile``'s fused kernels: the OpenCL one on this
+        backend's state, built by dpctl (the hook's contract is in backends/base.py)."""
+        from .fused import Kernel
+        return Kernel
+
     def unavailable_reason(self) -> str | None:
         if self._devices:
             return None

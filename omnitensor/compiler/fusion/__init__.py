@@ -2,9 +2,10 @@
 kernel each (``omnitensor.compiler.fusion``).
 
 :func:`plan` groups a captured :class:`~omnitensor.compiler.ir.Graph`'s nodes
-(:mod:`.planner`), :mod:`.render` turns each group's :class:`~.spec.KernelSpec` into numba
-Python (``cpu``) or OpenCL C (``opencl``, and ``sycl`` through dpctl; CUDA C is rendered
-too), and :func:`fusion_pass` is the replay planner pass that puts one launch in place of
+(:mod:`.planner`) into :class:`~omnitensor.kernels.fused_spec.KernelSpec` s, which the
+device backend's ``fused_kernels`` hook renders (``omnitensor.kernels.fused``: numba Python
+on ``cpu``, OpenCL C on ``opencl`` and, through dpctl, ``sycl``, CUDA C on ``cuda``) and
+launches; :func:`fusion_pass` is the replay planner pass that puts one launch in place of
 each group; :func:`gemm_epilogue_pass` adds, where the device's matmul is omnitensor's
 generated GEMM (opencl), each matmul with its elementwise epilogue as one launch. Importing
 this package registers ``gemm_epilogue_pass`` with
@@ -13,10 +14,10 @@ Library matmuls (BLAS, oneMKL, cuBLAS) and every other primitive stay library ca
 """
 from __future__ import annotations
 
+from ...kernels.fused_spec import KernelSpec
 from ..replay import PLANNERS, register_planner
 from .passes import fusion_pass, gemm_epilogue_pass
 from .planner import plan
-from .spec import KernelSpec
 
 __all__ = ["fusion_pass", "gemm_epilogue_pass", "plan", "KernelSpec"]
 

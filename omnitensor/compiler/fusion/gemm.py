@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...kernels.fused_spec import Matmul, is_contiguous
 from . import table
-from .spec import Matmul, is_contiguous
 from .table import is_value as _is_value
 
 

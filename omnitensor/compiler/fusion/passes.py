@@ -1,9 +1,10 @@
 """The fusion pass of replay's planner: fused groups become one :class:`Launch` each.
 
 ``fusion_pass(graph, steps, device) -> steps`` (the shape ``replay.register_planner``
-takes). Each group found by :mod:`.planner` is rendered for the device (numba on ``cpu``,
-OpenCL C on ``opencl``, the same OpenCL C through dpctl on ``sycl``) and put where its
-last member was; its other members go, and so do the view nodes whose only readers were
+takes). Each group found by :mod:`.planner` becomes a launch of the device backend's
+``fused_kernels`` hook (``backends/base.py``: numba on ``cpu``, OpenCL C on ``opencl``, the
+same OpenCL C through dpctl on ``sycl``, CUDA C through NVRTC on ``cuda``; each renders with
+``omnitensor.kernels.fused``), put where its last member was; its other members go, and so do the view nodes whose only readers were
 fused (their strides are folded into the kernel's loads). A kept view node that reads a
 fused value moves just after the launch that produces it.
 
@@ -23,22 +24,16 @@ from typing import Any, Callable
 from ..ir import DTypeName, Node, Value
 from ..replay import Launch
 from . import planner as _planner
-from .spec import coalesce
+from ...kernels.fused_spec import coalesce
 
 VIEWS = _planner.VIEW_OPS
 
 
-def _launcher_for(device: Any) -> Callable[..., Any] | None:
-    kind = getattr(device, "type", str(device).split(":")[0])
-    mod = {"cpu": "cpu", "opencl": "opencl", "sycl": "sycl", "cuda": "cuda"}.get(kind)
-    if mod is None:
-        return None
-    import importlib
-    try:
-        m = importlib.import_module(f"{__package__}.{mod}")
-    except ImportError:  # numba (the compile extra) or the device's runtime is missing
-        return None
-    return getattr(m, "Kernel", None)
+def launcher_for(backend: Any) -> Callable[..., Any] | None:
+    """The fused-kernel launcher class of ``backend`` (its ``fused_kernels`` hook), or None
+    where it has none or lacks the JIT it needs (numba, the ``compile`` extra)."""
+    make = backend.hook("fused_kernels")
+    return None if make is None else make()
 
 
 def _values(a: Any) -> list[Value]:
@@ -76,7 +71,7 @@ def _fuse(graph: Any, steps: list, device: Any, gemm: bool) -> list:
         return steps
     if not steps or not all(isinstance(s, Node) for s in steps):
         return steps
-    make = _launcher_for(device)
+    make = launcher_for(device.backend)
     if make is None:
         return steps
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...kernels.fused_spec import KernelSpec, Load, Op, Reduce, Store, c_strides, is_contiguous
 from . import gemm, table
 from .table import is_value as _is_value
-from .spec import KernelSpec, Load, Op, Reduce, Store, c_strides, is_contiguous
 
 VIEW_OPS = frozenset(("broadcast_to", "reshape", "permute"))
 #: primitives whose result may share memory with their first operand (ir.VIEW_OPS)

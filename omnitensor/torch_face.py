@@ -340,14 +340,23 @@ def _bind_more() -> None:
 _bind_more()
 
 
-class SymInt:
+class _Symbolic:
+    """torch's symbolic numbers wrap a ``SymNode`` of dynamo's shape environment, which
+    omnitensor does not have: making one is refused."""
+
+    def __init__(self, node: _Any) -> None:
+        raise TypeError(f"torch.{type(self).__name__}(node): symbolic shapes need dynamo's "
+                        f"SymNode; omnitensor's shapes are concrete ints")
+
+
+class SymInt(_Symbolic):
     """torch's symbolic int (shapes under dynamic tracing): omnitensor's shapes are plain
     ints, so no value is one; code checks ``isinstance(n, (int, torch.SymInt))``."""
 
 
-class SymFloat:
+class SymFloat(_Symbolic):
     """torch's symbolic float: no value is one here (see :class:`SymInt`)."""
 
 
-class SymBool:
+class SymBool(_Symbolic):
     """torch's symbolic bool: no value is one here (see :class:`SymInt`)."""

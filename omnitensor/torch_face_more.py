@@ -328,4 +328,6 @@ def names() -> dict[str, Any]:
     out.update(FLAGS)
     out.update({"vmap": vmap, "GradScaler": GradScaler, "AcceleratorError": BackendError,
                 "hash_tensor": hash_tensor})
+    from . import torch_face_concrete  # sym_*, absent devices' autocast switches
+    out.update(torch_face_concrete.names())
     return out

@@ -82,144 +82,169 @@ def build_plan(graph: Graph, *, extra_outputs: Sequence[Value] = (),
     ``generators`` maps node indices of ``random_bits`` nodes recorded with
     ``generator="arg"`` to their :class:`~omnitensor.Generator`."""
     dev = _device(graph.device)
-    be = dev.backend
     steps: list = list(graph.nodes)
     for p in (PLANNERS if passes is None else passes):
         steps = p(graph, steps, dev)
-    node_index = {id(n): i for i, n in enumerate(graph.nodes)}
-    ns: dict[str, Any] = {"RuntimeError": RuntimeError}
-    names: dict[int, str] = {}
-    consts: dict[int, str] = {}
+    w = _Source(graph, dev.backend, generators)
+    for si, st in enumerate(steps):
+        if isinstance(st, Launch):
+            w.launch(si, st)
+        else:
+            w.node(si, st)
+    source = w.source([w.names[v.id] for v in list(graph.outputs) + list(extra_outputs)])
+    exec(compile(source, f"<omnitensor replay of {len(steps)} steps>", "exec"), w.ns)
+    return Plan(graph, steps, w.ns["_replay"], source)
 
-    def const(obj: Any) -> str:
+
+def _has_value(a: Any) -> bool:
+    if isinstance(a, Value):
+        return True
+    if isinstance(a, (tuple, list)):
+        return any(_has_value(x) for x in a)
+    return False
+
+
+def _resolve(a: Any) -> Any:
+    """A recorded constant as the primitive expects it (DTypeName -> numpy dtype)."""
+    if isinstance(a, DTypeName):
+        return as_dtype(str(a)).np
+    if isinstance(a, tuple):
+        return tuple(_resolve(x) for x in a)
+    if isinstance(a, list):
+        return [_resolve(x) for x in a]
+    return a
+
+
+class _Source:
+    """The generated replay function of one plan, written step by step: ``ns`` its
+    globals (bound callables, constants), ``names`` each Value's local variable."""
+
+    def __init__(self, graph: Graph, be: Any, generators: dict[int, Any] | None) -> None:
+        self.be = be
+        self.generators = generators or {}
+        self.node_index = {id(n): i for i, n in enumerate(graph.nodes)}
+        self.ns: dict[str, Any] = {"RuntimeError": RuntimeError}
+        self.names: dict[int, str] = {}
+        self.consts: dict[int, str] = {}
+        self.body: list[tuple[str, list[str]]] = []   # (code, names it reads)
+        self.head = ["def _replay(inputs):"]
+        in_names = []
+        for inp in graph.inputs:
+            self.names[inp.value.id] = f"v{inp.value.id}"
+            in_names.append(self.names[inp.value.id])
+        if in_names:
+            self.head.append(f"    {', '.join(in_names)}, = inputs")
+
+    def const(self, obj: Any) -> str:
         key = id(obj)
-        if key not in consts:
-            consts[key] = f"c{len(consts)}"
-            ns[consts[key]] = obj
-        return consts[key]
+        if key not in self.consts:
+            self.consts[key] = f"c{len(self.consts)}"
+            self.ns[self.consts[key]] = obj
+        return self.consts[key]
 
-    def has_value(a: Any) -> bool:
+    def expr(self, a: Any) -> str:
         if isinstance(a, Value):
-            return True
-        if isinstance(a, (tuple, list)):
-            return any(has_value(x) for x in a)
-        return False
-
-    def resolve(a: Any) -> Any:   # constants as the primitive expects them
-        if isinstance(a, DTypeName):
-            return as_dtype(str(a)).np
-        if isinstance(a, tuple):
-            return tuple(resolve(x) for x in a)
-        if isinstance(a, list):
-            return [resolve(x) for x in a]
-        return a
-
-    def expr(a: Any) -> str:
-        if isinstance(a, Value):
-            return names[a.id]
-        if has_value(a):
-            inner = ", ".join(expr(x) for x in a)
+            return self.names[a.id]
+        if _has_value(a):
+            inner = ", ".join(self.expr(x) for x in a)
             if isinstance(a, tuple):
                 return f"({inner}{',' if len(a) == 1 else ''})"
             return f"[{inner}]"
         if a is None or isinstance(a, bool) or (isinstance(a, int) and -2**62 < a < 2**62):
             return repr(a)
-        return const(resolve(a))
+        return self.const(_resolve(a))
 
-    lines = ["def _replay(inputs):"]
-    in_names = []
-    for inp in graph.inputs:
-        names[inp.value.id] = f"v{inp.value.id}"
-        in_names.append(names[inp.value.id])
-    if in_names:
-        lines.append(f"    {', '.join(in_names)}, = inputs")
-    body: list[tuple[str, list[str]]] = []   # (code, names it reads)
-    for si, st in enumerate(steps):
-        if isinstance(st, Launch):
-            fname = f"L{si}"
-            ns[fname] = st.fn
-            reads = [names[v.id] for v in st.inputs]
-            alias = {o.id: i for o, i in st.writes}
-            outs = []
-            for o in st.outputs:
-                if o.id in alias:
-                    names[o.id] = names[alias[o.id].id]
-                else:
-                    names[o.id] = f"v{o.id}"
-                    outs.append(names[o.id])
-            call = f"{fname}({', '.join(reads)})"
-            if not outs:
-                body.append((f"    {call}", reads))
+    def launch(self, si: int, st: Launch) -> None:
+        names = self.names
+        fname = f"L{si}"
+        self.ns[fname] = st.fn
+        reads = [names[v.id] for v in st.inputs]
+        alias = {o.id: i for o, i in st.writes}
+        outs = []
+        for o in st.outputs:
+            if o.id in alias:
+                names[o.id] = names[alias[o.id].id]
             else:
-                lhs = outs[0] if len(st.outputs) == 1 else ", ".join(
-                    names[o.id] if o.id not in alias else "_" for o in st.outputs) + ","
-                body.append((f"    {lhs} = {call}", reads))
-            continue
-        n: Node = st
-        nb = _backend(n.device, be)
+                names[o.id] = f"v{o.id}"
+                outs.append(names[o.id])
+        call = f"{fname}({', '.join(reads)})"
+        if not outs:
+            self.body.append((f"    {call}", reads))
+        else:
+            lhs = outs[0] if len(st.outputs) == 1 else ", ".join(
+                names[o.id] if o.id not in alias else "_" for o in st.outputs) + ","
+            self.body.append((f"    {lhs} = {call}", reads))
+
+    def node(self, si: int, n: Node) -> None:
+        names, expr = self.names, self.expr
+        nb = _backend(n.device, self.be)
         reads = _names_in(n.args, names) + _names_in(list(n.kwargs.values()), names)
         if n.op == "check":
             fname = f"k{si}"
-            ns[fname] = _checker(nb)
-            ns[f"m{si}"] = (f"{n.kwargs.get('what', 'a check')} (found during a compiled "
-                            f"replay)")
-            body.append((f"    if not {fname}({expr(n.args[0])}): raise RuntimeError(m{si})",
-                         reads))
-            continue
+            self.ns[fname] = _checker(nb)
+            self.ns[f"m{si}"] = (f"{n.kwargs.get('what', 'a check')} (found during a "
+                                 f"compiled replay)")
+            self.body.append((f"    if not {fname}({expr(n.args[0])}): "
+                              f"raise RuntimeError(m{si})", reads))
+            return
         fname = f"f{si}"
-        ns[fname] = nb.hook(n.op[5:]) if n.op.startswith("hook:") else getattr(nb, n.op)
-        kwargs = dict(n.kwargs)
-        pre = ""
-        if n.op == "random_bits":
-            which = kwargs.pop("generator", None)
-            shape, _key, _counter, index = n.args
-            if which is not None:
-                gen = (_random.default_generator if which == "default"
-                       else (generators or {}).get(node_index[id(n)]))
-                if gen is None:
-                    raise ValueError("build_plan: a random_bits node draws from a user's "
-                                     "Generator: pass it in generators=")
-                ns[f"g{si}"] = gen
-                pre = f"    _k, _c = g{si}._take({prod(shape)})\n"
-                args_code = f"{expr(shape)}, _k, _c, {expr(index)}"
-            else:
-                args_code = ", ".join(expr(a) for a in n.args)
-        else:
-            args_code = ", ".join([expr(a) for a in n.args] +
-                                  [f"{k}={expr(v)}" for k, v in kwargs.items()])
+        self.ns[fname] = nb.hook(n.op[5:]) if n.op.startswith("hook:") else getattr(nb, n.op)
+        pre, args_code = self._arguments(si, n)
         call = f"{fname}({args_code})"
         if n.inplace_of is not None:
             for o in n.outputs:
                 names[o.id] = names[n.inplace_of.id]
-            body.append((pre + f"    {call}", reads))
+            self.body.append((pre + f"    {call}", reads))
         elif not n.outputs:
-            body.append((pre + f"    {call}", reads))
+            self.body.append((pre + f"    {call}", reads))
         else:
             for o in n.outputs:
                 names[o.id] = f"v{o.id}"
             lhs = ", ".join(names[o.id] for o in n.outputs)
             if len(n.outputs) > 1:
                 lhs += ","
-            body.append((pre + f"    {lhs} = {call}", reads))
-    results = [names[v.id] for v in list(graph.outputs) + list(extra_outputs)]
-    # drop each value after its last read (outputs are kept)
-    keep = set(results)
-    last: dict[str, int] = {}
-    for i, (_code, reads) in enumerate(body):
-        for r in reads:
-            last[r] = i
-    drops: dict[int, list[str]] = {}
-    for nm, i in last.items():
-        if nm not in keep:
-            drops.setdefault(i, []).append(nm)
-    for i, (code, _reads) in enumerate(body):
-        lines.append(code)
-        if i in drops:
-            lines.append(f"    del {', '.join(sorted(set(drops[i])))}")
-    lines.append(f"    return [{', '.join(results)}]")
-    source = "\n".join(lines) + "\n"
-    exec(compile(source, f"<omnitensor replay of {len(steps)} steps>", "exec"), ns)
-    return Plan(graph, steps, ns["_replay"], source)
+            self.body.append((pre + f"    {lhs} = {call}", reads))
+
+    def _arguments(self, si: int, n: Node) -> tuple[str, str]:
+        """(code run before the call, the call's argument list): a ``random_bits`` node
+        of a generator takes a fresh key and counter from it."""
+        expr = self.expr
+        kwargs = dict(n.kwargs)
+        if n.op != "random_bits":
+            return "", ", ".join([expr(a) for a in n.args] +
+                                 [f"{k}={expr(v)}" for k, v in kwargs.items()])
+        which = kwargs.pop("generator", None)
+        shape, _key, _counter, index = n.args
+        if which is None:
+            return "", ", ".join(expr(a) for a in n.args)
+        gen = (_random.default_generator if which == "default"
+               else self.generators.get(self.node_index[id(n)]))
+        if gen is None:
+            raise ValueError("build_plan: a random_bits node draws from a user's "
+                             "Generator: pass it in generators=")
+        self.ns[f"g{si}"] = gen
+        return (f"    _k, _c = g{si}._take({prod(shape)})\n",
+                f"{expr(shape)}, _k, _c, {expr(index)}")
+
+    def source(self, results: list[str]) -> str:
+        """The function's text, each value dropped after its last read (``results``, the
+        returned names, are kept)."""
+        keep = set(results)
+        last: dict[str, int] = {}
+        for i, (_code, reads) in enumerate(self.body):
+            for r in reads:
+                last[r] = i
+        drops: dict[int, list[str]] = {}
+        for nm, i in last.items():
+            if nm not in keep:
+                drops.setdefault(i, []).append(nm)
+        lines = list(self.head)
+        for i, (code, _reads) in enumerate(self.body):
+            lines.append(code)
+            if i in drops:
+                lines.append(f"    del {', '.join(sorted(set(drops[i])))}")
+        lines.append(f"    return [{', '.join(results)}]")
+        return "\n".join(lines) + "\n"
 
 
 def _names_in(a: Any, names: dict[int, str]) -> list[str]:

@@ -147,6 +147,24 @@ def split(self: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
     return join.split(self, split_size, dim)
 
 
+#: torch's moves to device types omnitensor has no backend for, and the error a torch
+#: build without them raises
+ABSENT_DEVICES = {
+    "xpu": (AssertionError, "Torch not compiled with XPU enabled"),
+    "mtia": (AssertionError, "Torch not compiled with MTIA enabled"),
+    "ipu": (RuntimeError, "PyTorch is not linked with support for ipu devices"),
+}
+
+
+def _absent_device(name: str, error: type, message: str) -> Callable[..., Any]:
+    def move(self: Tensor, device: Any = None, non_blocking: bool = False, *,
+             memory_format: Any = None) -> Tensor:
+        raise error(message)
+    move.__name__ = move.__qualname__ = name
+    move.__doc__ = f"torch's ``{name}()``: refused, as torch without {name} refuses it."
+    return move
+
+
 def _volatile(self: Tensor) -> bool:
     warnings.warn("volatile was removed (Variable.volatile is always False)", stacklevel=2)
     return False
@@ -166,5 +184,9 @@ def bind(T: Any) -> None:
                            doc="Which output of its ``grad_fn`` this tensor is.")
     T.name = property(lambda self: None, doc="torch's ``name``: None (no named tensors).")
     T.volatile = property(_volatile, doc="Removed from torch: always False, with a warning.")
+    for name, (error, message) in ABSENT_DEVICES.items():
+        setattr(T, name, _absent_device(name, error, message))
+    T.is_xla = property(lambda self: False, doc="False: no XLA device here.")
+    T.is_maia = property(lambda self: False, doc="False: no MAIA device here.")
     T.grad_dtype = property(lambda self: self.dtype,
                             doc="The dtype of this tensor's gradient: its own dtype.")

@@ -1,6 +1,7 @@
 """torch.nn names beside the layers: ``factory_kwargs`` (a module author's helper), the
-deprecated ``Container`` and ``LinearCrossEntropyLoss`` (``F.linear_cross_entropy`` with
-its weight held by a :class:`Linear`)."""
+deprecated ``Container``, ``LinearCrossEntropyLoss`` (``F.linear_cross_entropy`` with
+its weight held by a :class:`Linear`) and the ``FractionalMaxPool{2,3}d`` modules over
+``F.fractional_max_pool{2,3}d``."""
 from __future__ import annotations
 
 import math
@@ -13,7 +14,8 @@ from .linear import Linear
 from .loss import _WeightedLoss
 from .module import Module
 
-__all__ = ["factory_kwargs", "Container", "LinearCrossEntropyLoss"]
+__all__ = ["factory_kwargs", "Container", "LinearCrossEntropyLoss", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
 
 
 def factory_kwargs(kwargs: dict | None) -> dict:
@@ -80,3 +82,49 @@ class LinearCrossEntropyLoss(_WeightedLoss):
                                       ignore_index=self.ignore_index,
                                       label_smoothing=self.label_smoothing,
                                       options=self.options)
+
+
+def _ntuple(v: Any, n: int) -> Any:
+    return None if v is None else tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+class _FractionalMaxPoolNd(Module):
+    """torch's ``FractionalMaxPool{n}d``: ``F.fractional_max_pool{n}d`` with the module's
+    ``kernel_size`` and one of ``output_size``/``output_ratio``; ``_random_samples`` (a
+    buffer) fixes the window starts."""
+
+    _n = 2
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Any = None) -> None:
+        super().__init__()
+        n, name = self._n, type(self).__name__
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, n)
+        self.output_ratio = _ntuple(output_ratio, n)
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a "
+                             f"pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor) -> Any:  # noqa: A002
+        pool = getattr(F, f"fractional_max_pool{self._n}d")
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio,
+                    self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """torch's ``nn.FractionalMaxPool2d`` (see :class:`_FractionalMaxPoolNd`)."""
+
+    _n = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """torch's ``nn.FractionalMaxPool3d`` (see :class:`_FractionalMaxPoolNd`)."""
+
+    _n = 3

@@ -327,3 +327,68 @@ def test_switches_round_trip_as_torchs():
     assert all(isinstance(getattr(face, n), bool) for n in torch_face_more.FLAGS)
     assert issubclass(face.AcceleratorError, RuntimeError)
     assert face.fft.Tensor is face.Tensor
+
+
+# ----------------------------------------- symbolic helpers on concrete numbers
+SYM_CALLS = [
+    ("sym_int", (2.7,)), ("sym_int", (-2.7,)), ("sym_float", (3,)), ("sym_max", (2, 3.5)),
+    ("sym_min", (2, 3)), ("sym_not", (True,)), ("sym_ite", (False, 1, 2)),
+    ("sym_sqrt", (4,)), ("sym_sum", ([1, 2, 3],)), ("sym_fresh_size", (5,)),
+]
+
+
+@pytest.mark.parametrize("name,args", SYM_CALLS)
+def test_sym_helper_equals_torch(name, args):
+    ours, theirs = getattr(face, name)(*args), getattr(torch, name)(*args)
+    assert ours == theirs and type(ours) is type(theirs)
+
+
+def test_sym_helpers_refuse_what_torch_refuses():
+    for fn in ("sym_constrain_range", "sym_constrain_range_for_size"):
+        assert getattr(face, fn)(3, min=0, max=5) is None
+    with pytest.raises(RuntimeError, match=r"Invalid value range for 9 between \[0, 5\]"):
+        face.sym_constrain_range(9, min=0, max=5)
+    with pytest.raises(RuntimeError, match=r"Invalid value range for 9 between \[0, 5\]"):
+        torch.sym_constrain_range(9, min=0, max=5)
+    with pytest.raises(RuntimeError, match="Invalid value range for -1"):
+        face.sym_constrain_range_for_size(-1)
+    with pytest.raises(RuntimeError, match="Invalid value range for -1"):
+        torch.sym_constrain_range_for_size(-1)
+    with pytest.raises(AssertionError):
+        face.sym_max(face.tensor(2), 3)
+    with pytest.raises(AssertionError):
+        torch.sym_max(torch.tensor(2), 3)
+    assert face.sym_float(face.tensor(2)) == torch.sym_float(torch.tensor(2)) == 2.0
+    assert not isinstance(3, face.SymInt)
+    with pytest.raises(TypeError, match="SymNode"):
+        face.SymInt(None)
+
+
+# ------------------------------------------------------ absent device types
+@pytest.mark.parametrize("name", sorted(methods_torch_more.ABSENT_DEVICES))
+def test_moves_to_absent_devices_fail_as_torchs(name):
+    with pytest.raises((AssertionError, RuntimeError)) as theirs:
+        getattr(torch.ones(2), name)()
+    with pytest.raises((AssertionError, RuntimeError)) as ours:
+        getattr(ot.ones(2), name)()
+    assert type(ours.value) is type(theirs.value)
+    assert str(theirs.value).startswith(str(ours.value))
+
+
+def test_absent_device_queries_equal_torch():
+    assert ot.ones(2).is_xla is torch.ones(2).is_xla is False
+    assert ot.ones(2).is_maia is torch.ones(2).is_maia is False
+    assert face.is_vulkan_available() is torch.is_vulkan_available() is False
+    assert face.cudnn_is_acceptable(ot.ones(2)) is torch.cudnn_is_acceptable(torch.ones(2))
+    for dev in ("xla", "ipu"):
+        default = getattr(torch, f"get_autocast_{dev}_dtype")()
+        assert str(default).split(".")[1] == getattr(face, f"get_autocast_{dev}_dtype")().name
+        assert getattr(face, f"is_autocast_{dev}_enabled")() is False
+        getattr(face, f"set_autocast_{dev}_enabled")(True)
+        getattr(face, f"set_autocast_{dev}_dtype")(face.float16)
+        try:
+            assert getattr(face, f"is_autocast_{dev}_enabled")()
+            assert getattr(face, f"get_autocast_{dev}_dtype")() is face.float16
+        finally:
+            getattr(face, f"set_autocast_{dev}_enabled")(False)
+            getattr(face, f"set_autocast_{dev}_dtype")(default.__repr__().split(".")[1])

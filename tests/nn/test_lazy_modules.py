@@ -174,3 +174,24 @@ def test_linear_cross_entropy_loss_equals_torch(bias, device):
                                theirs.linear.weight.grad.numpy(), rtol=1e-4, atol=1e-6)
     with pytest.raises(RuntimeError, match="label_smoothing"):
         nn.LinearCrossEntropyLoss(5, 4, label_smoothing=2.0)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("kw", [{"output_size": 3}, {"output_ratio": 0.5}])
+def test_fractional_max_pool_module_equals_torch(n, kw, device):
+    shape = (2, 3) + (8,) * n
+    x = RNG.standard_normal(shape).astype(np.float32)
+    samples = RNG.uniform(0, 1, (2, 3, n)).astype(np.float32)
+    name = f"FractionalMaxPool{n}d"
+    theirs = getattr(torch.nn, name)(2, return_indices=True,
+                                     _random_samples=torch.tensor(samples), **kw)
+    ours = getattr(nn, name)(2, return_indices=True,
+                             _random_samples=ot.tensor(samples, device=device), **kw)
+    (vt, it), (vo, io) = theirs(torch.tensor(x)), ours(ot.tensor(x, device=device))
+    np.testing.assert_allclose(vo.cpu().numpy(), vt.numpy())
+    np.testing.assert_array_equal(io.cpu().numpy(), it.numpy())
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    with pytest.raises(ValueError, match="either an output size"):
+        getattr(nn, name)(2)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        getattr(nn, name)(2, output_ratio=1.5)

@@ -8,12 +8,14 @@ built on it: ``Function`` for custom ops, ``gradcheck``/``gradgradcheck``, ``che
 and ``detect_anomaly``.
 """
 from ..core.graph import Node
-from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                      set_detect_anomaly)
 from .checkpoint import checkpoint
 from .engine import backward, grad, queue_callback
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
-                        is_inference_mode_enabled, no_grad, set_grad_enabled)
+                        is_inference_mode_enabled, is_multithreading_enabled, no_grad,
+                        set_grad_enabled, set_multithreading_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import forward_ad, functional, grad_mode  # noqa: E402  (torch.autograd.forward_ad, ...)
 from .variable import Variable
@@ -24,5 +26,6 @@ __all__ = [
     "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "checkpoint",
     "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "forward_ad", "functional",
     "grad_mode",
-    "Variable",
+    "Variable", "set_multithreading_enabled", "is_multithreading_enabled",
+    "is_anomaly_check_nan_enabled",
 ]

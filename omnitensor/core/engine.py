@@ -335,7 +335,7 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
                 old = buf[nr]
                 buf[nr] = g if old is None else old + g
 
-    anomaly = _mode.anomaly
+    anomaly = _mode.anomaly and _mode.anomaly_check_nan
     is_leaf_sink = AccumulateGrad
     stack = getattr(_running, "stack", None)
     if stack is None:

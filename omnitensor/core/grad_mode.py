@@ -26,6 +26,7 @@ class _GradMode(threading.local):
         self.grad = True
         self.inference = False
         self.anomaly = False
+        self.anomaly_check_nan = True  # anomaly mode also checks backward for NaN
         self.forward = False
         self.fw_levels: tuple[int, ...] = ()
         self.fw_ceiling = 1 << 30

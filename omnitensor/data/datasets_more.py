@@ -58,7 +58,8 @@ class StackDataset(Dataset):
     def __getitems__(self, indices: list) -> list:
         """A batch of samples; a part dataset's own ``__getitems__`` fetches its column."""
         named = isinstance(self.datasets, dict)
-        parts = self.datasets.items() if named else enumerate(self.datasets)
+        parts: Any = self.datasets.items() if isinstance(self.datasets, dict) else \
+            enumerate(self.datasets)
         columns = {}
         for key, d in parts:
             if callable(getattr(d, "__getitems__", None)):

@@ -11,6 +11,7 @@ from .core.ops.linalg import (LinAlgError, cholesky, cross, det, diagonal, eig, 
 from .core.ops.linalg_factor import (cholesky_ex, cond, householder_product, inv_ex, lu,
                                      lu_factor, lu_factor_ex, lu_solve, matrix_exp, multi_dot,
                                      solve_ex, tensorinv, tensorsolve, vander)
+from .core.ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
            "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv",
@@ -18,7 +19,7 @@ __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "m
            "vector_norm", "norm", "LinAlgError", "host_fallbacks", "eigvals", "eig",
            "solve_triangular", "lstsq", "cholesky_ex", "cond", "householder_product", "inv_ex",
            "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matrix_exp", "multi_dot", "solve_ex",
-           "tensorinv", "tensorsolve", "vander"]
+           "tensorinv", "tensorsolve", "vander", "ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
 
 def _with_out(fn):  # type: ignore[no-untyped-def]
@@ -35,8 +36,8 @@ def _with_out(fn):  # type: ignore[no-untyped-def]
 
 #: torch.linalg's functions that take out= (cross takes it itself)
 _TAKE_OUT = ("cholesky", "cholesky_ex", "cond", "det", "eig", "eigh", "eigvals", "eigvalsh",
-             "householder_product", "inv", "inv_ex", "lu", "lu_factor", "lu_factor_ex",
-             "lu_solve", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
+             "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex",
+             "ldl_solve", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
              "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
              "svdvals", "tensorinv", "tensorsolve", "vecdot", "vector_norm")
 for _name in _TAKE_OUT:

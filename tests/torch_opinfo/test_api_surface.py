@@ -20,7 +20,7 @@ TOOL = Path(__file__).resolve().parents[2] / "tools" / "api_surface.py"
 
 #: coverage (% of torch's public names matching) per module, as measured; only ever raise
 FLOORS = {
-    "torch": 72.9, "Tensor": 95.4, "nn": 98.2, "nn.functional": 88.4, "nn.init": 100.0,
+    "torch": 75.6, "Tensor": 96.2, "nn": 99.4, "nn.functional": 88.4, "nn.init": 100.0,
     "optim": 73.7, "optim.lr_scheduler": 100.0, "autograd": 58.8, "func": 100.0,
     "linalg": 92.9, "fft": 100.0, "special": 100.0, "distributions": 100.0,
     "utils.data": 56.7, "distributed": 35.4, "amp": 100.0, "profiler": 60.0,

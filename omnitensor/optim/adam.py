@@ -28,7 +28,8 @@ def _check(lr: float, eps: float, betas: tuple[float, float], wd: float) -> None
 class Adam(Optimizer):
     """Adaptive moments: ``m = b1 m + (1 - b1) g``, ``v = b2 v + (1 - b2) g^2``,
     ``p -= lr * m_hat / (sqrt(v_hat) + eps)``; ``weight_decay`` adds ``wd * p`` to ``g``
-    (L2; see :class:`AdamW` for decoupled decay). ``capturable``, ``differentiable`` and
+    (L2), or with ``decoupled_weight_decay=True`` scales ``p`` by ``1 - lr * wd`` first
+    (AdamW's decay). ``capturable``, ``differentiable`` and
     ``fused`` are accepted and kept in the param groups (torch's state-dict layout) but
     change nothing: there is no fused kernel or autograd through the update. Inside
     ``omnitensor.compile`` the update is always capturable (the step count becomes a 0-d
@@ -40,22 +41,26 @@ class Adam(Optimizer):
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, capturable: bool = False,
-                 differentiable: bool = False, fused: bool | None = None) -> None:
+                 differentiable: bool = False, fused: bool | None = None,
+                 decoupled_weight_decay: bool = False) -> None:
         _check(lr, eps, betas, weight_decay)
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps,
                                   "weight_decay": weight_decay, "amsgrad": amsgrad,
-                                  "maximize": maximize, "foreach": foreach})
+                                  "maximize": maximize, "foreach": foreach,
+                                  "decoupled_weight_decay": bool(
+                                      decoupled_weight_decay or self._decoupled)})
 
     def _step(self) -> None:
         """torch's Adam/AdamW update of each parameter, in place: one formula, run on the
         ops :func:`~omnitensor.optim.optimizer.update_ops` picks."""
-        state, decoupled = self.state, self._decoupled
+        state = self.state
         capturing = capture_hooks.active() is not None
         for group in self.param_groups:
             trusted = group.get("foreach") is not False
             lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], \
                 group["weight_decay"]
             amsgrad, maximize = group["amsgrad"], group["maximize"]
+            decoupled = group.get("decoupled_weight_decay", self._decoupled)
             for p in group["params"]:
                 g = p.grad
                 if g is None:

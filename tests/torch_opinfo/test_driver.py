@@ -73,6 +73,23 @@ def test_resolve_maps_public_objects_and_test_lambdas():
     assert T.counterpart_paths(ops["nn.functional.conv2d"]) == ("nn.functional.conv2d",)
 
 
+def test_a_stateless_torch_module_in_a_sample_becomes_the_faces():
+    """triplet_margin_with_distance_loss's samples pass torch's nn.PairwiseDistance(): the
+    face's call gets the face's module with the same settings; modules with state are
+    refused, not silently replaced."""
+    import torch
+
+    from omnitensor.conformance.torch_opinfo.convert import Converter, Unconvertible
+    conv = Converter(ot, "cpu")
+    m = conv({"distance_function": torch.nn.PairwiseDistance(p=3.0, eps=1e-3,
+                                                             keepdim=True)})
+    f = m["distance_function"]
+    assert isinstance(f, ot.nn.PairwiseDistance)
+    assert (f.norm, f.eps, f.keepdim) == (3.0, 1e-3, True)
+    with pytest.raises(Unconvertible):
+        conv(torch.nn.Linear(2, 2))
+
+
 def test_samples_are_the_same_in_any_order():
     op = ops_by_key()["add"]
     first = samples(op, "forward", "float32")[2].input.clone()

@@ -66,6 +66,21 @@ class Converter:
             self.pairs.append((t, out))
         return out
 
+    def module(self, m: Any) -> Any:
+        """A stateless torch module in a sample (``distance_function=nn.PairwiseDistance()``)
+        as the face's module of the same class and settings."""
+        if any(True for _ in m.parameters()) or any(True for _ in m.buffers()):
+            raise Unconvertible(f"a torch {type(m).__name__} module with parameters")
+        cls = getattr(self.ns.nn, type(m).__name__, None)
+        if cls is None:
+            raise Unconvertible(f"torch.nn.{type(m).__name__}, which the face lacks")
+        new = cls()
+        for k, v in vars(m).items():  # its settings (PairwiseDistance: norm, eps, keepdim)
+            if not k.startswith("_") and isinstance(v, (bool, int, float, str)) and \
+                    hasattr(new, k):
+                setattr(new, k, v)
+        return new
+
     def __call__(self, obj: Any) -> Any:
         tm = torch()
         if isinstance(obj, tm.Tensor):
@@ -86,6 +101,8 @@ class Converter:
             return found
         if isinstance(obj, tm.Generator):
             raise Unconvertible("a torch.Generator argument")
+        if isinstance(obj, tm.nn.Module):
+            return self.module(obj)
         if isinstance(obj, list):
             return [self(v) for v in obj]
         if isinstance(obj, tuple):

@@ -102,11 +102,14 @@ def write_trace(events: Any, path: str) -> None:
 
 
 def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
-                              use_gzip: bool = False) -> Callable[[Any], None]:
+                              use_gzip: bool = False,
+                              use_python_export: bool = False) -> Callable[[Any], None]:
     """An ``on_trace_ready`` that writes each cycle's trace to
     ``dir_name/<worker_name>.<time_ns>.pt.trace.json`` (``.gz`` with ``use_gzip``), the
     names TensorBoard's profiler plugin reads; ``worker_name`` defaults to
-    ``<hostname>_<pid>``."""
+    ``<hostname>_<pid>``. ``use_python_export`` picks torch's Python exporter over
+    Kineto's; omnitensor's traces are always written by its Python exporter, so both
+    values write the same file."""
     def handler_fn(prof: Any) -> None:
         nonlocal worker_name
         try:

@@ -84,3 +84,7 @@ __all__ += ["celu_", "elu_", "gumbel_softmax", "hardshrink", "hardtanh_", "prelu
             "max_pool3d_with_indices", "fractional_max_pool2d",
             "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
             "fractional_max_pool3d_with_indices"]
+
+from .grouped import assert_int_or_pair, conv_tbc, grouped_mm  # noqa: E402
+
+__all__ += ["grouped_mm", "conv_tbc", "assert_int_or_pair"]

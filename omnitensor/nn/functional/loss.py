@@ -51,13 +51,21 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average: Any = None,  # noqa: A002
-            reduce: Any = None, reduction: str = "mean") -> Tensor:
-    """Mean absolute error ``|x - y|``."""
+            reduce: Any = None, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
+    """Mean absolute error ``|x - y|``; with ``weight`` (input's shape) each error is
+    weighted and ``"mean"`` divides by the sum of the weights (torch's rule)."""
     if _autocast.active:
         input, target = autocast_operands("l1_loss", input, target)  # noqa: A001
     reduction = _legacy(size_average, reduce, reduction)
     reduction_check(reduction)
-    return _reduce((input - target).abs(), reduction)
+    loss = (input - target).abs()
+    if weight is None:
+        return _reduce(loss, reduction)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    return loss.sum() / weight.sum() if reduction == "mean" else _reduce(loss, reduction)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: A002

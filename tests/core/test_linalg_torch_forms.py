@@ -119,3 +119,21 @@ def test_torch_top_level_spellings(device):
     _close(os_.matrix_exp(), ts.matrix_exp(), device, 100)
     with pytest.raises(RuntimeError, match="torch.linalg.eigh"):
         ot.symeig(os_)
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((2, 5, 5), (2, 5)), ((2, 3, 4, 4), (2, 3, 4)),
+                                             ((3, 3, 3), (3, 3)), ((4, 4), (4,))])
+def test_solve_batched_vector_rhs_like_torch(device, a_shape, b_shape):
+    """torch reads B of shape A.shape[:-1] as a stack of vectors where the standard's
+    matrix reading does not fit; (3, 3, 3) with (3, 3) fits the standard's (M, K) reading,
+    which ot.linalg keeps (torch would read three vectors there)."""
+    a = RNG.standard_normal(a_shape) + 4 * np.eye(a_shape[-1])
+    b = RNG.standard_normal(b_shape)
+    dt = _dt(device)
+    theirs = torch.linalg.solve(torch.tensor(a), torch.tensor(b))
+    ours = ot.linalg.solve(ot.tensor(a.astype(dt), device=device),
+                           ot.tensor(b.astype(dt), device=device))
+    if a_shape == (3, 3, 3):  # the standard's reading: one (3, 3) B for every matrix
+        theirs = torch.linalg.solve(torch.tensor(a), torch.tensor(b)[None])
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    _close(ours, theirs, device)

@@ -142,15 +142,28 @@ def _slogdet_backward(node: Any, g: Tensor) -> tuple:
     return (g.unsqueeze(-1).unsqueeze(-1) * inv(x).mT.conj(),)
 
 
+def _vector_rhs(a: Tensor, b: Tensor) -> bool:
+    """Whether ``b`` is a (stack of) vector right-hand side(s) of ``a x = b``: ``(M,)`` (the
+    standard's rule), or torch's ``a.shape[:-1]`` where the standard's reading as matrices
+    ``(..., M, K)`` does not fit (its M is not ``a``'s n): never a result the standard
+    defines, only its shape errors become torch's batched vectors."""
+    if b.ndim == 1:
+        return True
+    return (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]) and
+            b.shape[-2] != a.shape[-1])
+
+
 def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
-    """Solve ``x1 @ out = x2`` (x2 a vector stack when its last axis matches)."""
+    """Solve ``x1 @ out = x2`` (x2 a vector, or torch's stack of vectors ``x1.shape[:-1]``
+    where the standard's matrix reading does not fit)."""
     same_device("linalg.solve", x1, x2)
     a, b = _float(x1), _float(x2)
     d = _dt.promote_types(a.dtype, b.dtype)
     a, b = a.to(d), b.to(d)
     _square("solve", a)
-    vec = b.ndim == 1
-    bb = b.reshape(-1, 1) if vec else b  # (M,) means (..., M, 1) for every matrix of x1
+    vec = _vector_rhs(a, b)
+    # (M,) means (..., M, 1) for every matrix of x1; torch's (..., M) one column each
+    bb = (b.reshape(-1, 1) if b.ndim == 1 else b.unsqueeze(-1)) if vec else b
     if bb.shape[-2] != a.shape[-1]:
         raise ShapeError(f"linalg.solve: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
                          f"match")

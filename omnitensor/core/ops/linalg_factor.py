@@ -18,7 +18,8 @@ from ..graph import no_grad_ctx
 from ..tensor import Tensor
 from .creation import arange, eye, full, tril, triu, zeros
 from .join import cat
-from .linalg import LinAlgError, _float, _square, cholesky, inv, matrix_norm, solve, svdvals
+from .linalg import (LinAlgError, _float, _square, _vector_rhs, cholesky, inv, matrix_norm,
+                     solve, svdvals)
 from .ternary import where
 
 __all__ = ["lu_factor", "lu_factor_ex", "lu", "lu_solve", "inv_ex", "cholesky_ex",
@@ -256,7 +257,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
         return SolveExResult(solve(a.mT, B.mT).mT, info)
     if bool((info != 0).any().item()):  # a singular matrix: inf/nan, as LAPACK gives
         r = lu_factor(a)
-        vec = B.ndim == 1
+        vec = _vector_rhs(a, B)
         x = lu_solve(r.LU, r.pivots, B.unsqueeze(-1) if vec else B)
         return SolveExResult(x[..., 0] if vec else x, info)
     return SolveExResult(solve(a, B), info)

@@ -297,6 +297,64 @@ def cond(pred: Any, true_fn: Any, false_fn: Any, operands: Any = ()) -> Any:
     return (true_fn if _b.bool(pred) else false_fn)(*operands)
 
 
+# ---------------------------------------------- aten's flat-weight recurrences
+def _flat_recurrence(mode: str, args: tuple) -> tuple[Tensor, tuple]:
+    """aten's ``lstm``/``gru``/``rnn_tanh``/``rnn_relu`` over ``nn``'s recurrence: either
+    ``(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    batch_first)`` or the packed form ``(data, batch_sizes, hx, params, has_biases,
+    num_layers, dropout, train, bidirectional)``; ``params`` holds per layer and direction
+    ``w_ih, w_hh[, b_ih, b_hh][, w_hr]``."""
+    from .nn import _rnn
+    packed = not isinstance(args[3], _b.bool)
+    if packed:
+        data, batch_sizes, hx, params, has_biases, layers, dropout, train, bidi = args
+        rows, sizes = data, [int(b) for b in batch_sizes.tolist()]
+    else:
+        x, hx, params, has_biases, layers, dropout, train, bidi, batch_first = args
+        x = x.transpose(0, 1) if batch_first else x
+        steps, batch = int(x.shape[0]), int(x.shape[1])
+        rows, sizes = x.reshape(steps * batch, x.shape[2]), [batch] * steps
+    dirs = 2 if bidi else 1
+    per = len(params) // (layers * dirs)
+    weights = []
+    for k in _b.range(layers * dirs):
+        group = list(params[k * per:(k + 1) * per])
+        biases = (group[2], group[3]) if has_biases else (None, None)
+        proj = group[-1] if per in (3, 5) else None
+        weights.append((group[0], group[1], biases[0], biases[1], proj))
+    states = tuple(hx) if isinstance(hx, (list, tuple)) else (hx,)
+    out, final = _rnn.rnn_forward(mode, rows, sizes, states, weights, layers, dropout,
+                                  train, bidi)
+    if not packed:
+        out = out.reshape(steps, batch, out.shape[-1])
+        out = out.transpose(0, 1) if batch_first else out
+    return out, final
+
+
+def lstm(*args: Any) -> tuple[Tensor, Tensor, Tensor]:
+    """torch's ``lstm`` (aten's flat-weight form): ``(output, h_n, c_n)``."""
+    out, (h, c) = _flat_recurrence("LSTM", args)
+    return out, h, c
+
+
+def gru(*args: Any) -> tuple[Tensor, Tensor]:
+    """torch's ``gru`` (aten's flat-weight form): ``(output, h_n)``."""
+    out, (h,) = _flat_recurrence("GRU", args)
+    return out, h
+
+
+def rnn_tanh(*args: Any) -> tuple[Tensor, Tensor]:
+    """torch's ``rnn_tanh`` (aten's flat-weight form): ``(output, h_n)``."""
+    out, (h,) = _flat_recurrence("RNN_TANH", args)
+    return out, h
+
+
+def rnn_relu(*args: Any) -> tuple[Tensor, Tensor]:
+    """torch's ``rnn_relu`` (aten's flat-weight form): ``(output, h_n)``."""
+    out, (h,) = _flat_recurrence("RNN_RELU", args)
+    return out, h
+
+
 class FatalError(Exception):
     """torch's ``FatalError``: an unrecoverable internal error."""
 
@@ -311,7 +369,8 @@ WRITTEN = ("set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_en
            "is_inference_mode_enabled", "thread_safe_generator", "norm", "tensordot",
            "chain_matmul", "split", "set_default_device", "set_rng_state", "range",
            "binomial", "poisson", "frombuffer", "from_file", "frobenius_norm",
-           "nuclear_norm", "norm_except_dim", "cond", "FatalError")
+           "nuclear_norm", "norm_except_dim", "cond", "FatalError", "lstm", "gru",
+           "rnn_tanh", "rnn_relu")
 
 #: torch's build flags, as omnitensor's: LAPACK (NumPy's) and FFTs are there
 FLAGS = {"has_lapack": True, "has_spectral": True, "has_mkl": False, "has_openmp": False}
@@ -328,6 +387,9 @@ def names() -> dict[str, Any]:
     out.update(FLAGS)
     out.update({"vmap": vmap, "GradScaler": GradScaler, "AcceleratorError": BackendError,
                 "hash_tensor": hash_tensor})
+    from ._C import DisableTorchFunction, DisableTorchFunctionSubclass
+    out.update(DisableTorchFunction=DisableTorchFunction,  # no __torch_function__ here
+               DisableTorchFunctionSubclass=DisableTorchFunctionSubclass)
     from . import torch_face_concrete  # sym_*, absent devices' autocast switches
     out.update(torch_face_concrete.names())
     return out

@@ -101,10 +101,11 @@ __all__ += list(_padding.__all__) + [
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "SyncBatchNorm"]
 
 from .lazy import UninitializedBuffer, UninitializedParameter, make_all as _lazy_all  # noqa: E402
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
 from .modules_torch_more import (Container, FractionalMaxPool2d,  # noqa: E402
                                  FractionalMaxPool3d, LinearCrossEntropyLoss, factory_kwargs)
 
 globals().update(_lazy_all())  # LazyLinear, LazyConv2d, LazyBatchNorm1d... (nn/lazy.py)
 __all__ += ["UninitializedBuffer", "UninitializedParameter", "Container",
             "LinearCrossEntropyLoss", "factory_kwargs", "FractionalMaxPool2d",
-            "FractionalMaxPool3d"] + sorted(_lazy_all())
+            "FractionalMaxPool3d", "AdaptiveLogSoftmaxWithLoss"] + sorted(_lazy_all())

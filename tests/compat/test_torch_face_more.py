@@ -392,3 +392,54 @@ def test_absent_device_queries_equal_torch():
         finally:
             getattr(face, f"set_autocast_{dev}_enabled")(False)
             getattr(face, f"set_autocast_{dev}_dtype")(default.__repr__().split(".")[1])
+
+
+# ------------------------------------------- aten's flat-weight recurrences
+RECURRENCES = {"lstm": (torch.nn.LSTM, {"proj_size": 2}), "gru": (torch.nn.GRU, {}),
+               "rnn_tanh": (torch.nn.RNN, {}),
+               "rnn_relu": (torch.nn.RNN, {"nonlinearity": "relu"})}
+
+
+@pytest.mark.parametrize("name", sorted(RECURRENCES))
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_flat_recurrence_equals_torch(name, batch_first, device):
+    cls, kw = RECURRENCES[name]
+    torch.manual_seed(1)
+    m = cls(4, 3, num_layers=2, bidirectional=True, batch_first=batch_first, **kw)
+    params = [p.detach().clone().requires_grad_(True) for p in m._flat_weights]
+    x = torch.randn(5, 2, 4)
+    b = 5 if batch_first else 2
+    states = [torch.randn(4, b, 2), torch.randn(4, b, 3)] if name == "lstm" else \
+        torch.randn(4, b, 3)
+    mine = [ot.tensor(p.detach().numpy(), device=device, requires_grad=True) for p in params]
+    my_states = [ot.tensor(s.numpy(), device=device) for s in states] if name == "lstm" \
+        else ot.tensor(states.numpy(), device=device)
+    rt = getattr(torch, name)(x, states, params, True, 2, 0.0, False, True, batch_first)
+    ro = getattr(face, name)(ot.tensor(x.numpy(), device=device), my_states, mine, True, 2,
+                             0.0, False, True, batch_first)
+    assert len(ro) == len(rt)
+    for a, b in zip(ro, rt):
+        _close(a, b, rtol=1e-4, atol=1e-5)
+    sum(r.sum() for r in rt).backward()
+    sum(r.sum() for r in ro).backward()
+    for a, b in zip(mine, params):
+        _close(a.grad, b.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_packed_flat_recurrence_equals_torch(device):
+    torch.manual_seed(2)
+    m = torch.nn.GRU(3, 2)
+    seq = torch.nn.utils.rnn.pack_padded_sequence(torch.randn(4, 3, 3), [4, 3, 1])
+    h0 = torch.zeros(1, 3, 2)
+    rt = torch.gru(seq.data, seq.batch_sizes, h0, m._flat_weights, True, 1, 0.0, False, False)
+    ro = face.gru(ot.tensor(seq.data.numpy(), device=device), ot.tensor(seq.batch_sizes.numpy()),
+                  ot.tensor(h0.numpy(), device=device),
+                  [ot.tensor(p.detach().numpy(), device=device) for p in m._flat_weights],
+                  True, 1, 0.0, False, False)
+    for a, b in zip(ro, rt):
+        _close(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_disable_torch_function_is_a_context_manager():
+    with face.DisableTorchFunction(), face.DisableTorchFunctionSubclass():
+        assert face.ones(2).sum().item() == 2.0

@@ -195,3 +195,37 @@ def test_fractional_max_pool_module_equals_torch(n, kw, device):
         getattr(nn, name)(2)
     with pytest.raises(ValueError, match="between 0 and 1"):
         getattr(nn, name)(2, output_ratio=1.5)
+
+
+@pytest.mark.parametrize("head_bias", [False, True])
+def test_adaptive_log_softmax_equals_torch(head_bias, device):
+    torch.manual_seed(0)
+    theirs = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0,
+                                                 head_bias=head_bias)
+    ours = nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0, head_bias=head_bias,
+                                         device=device)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    ours.load_state_dict({k: ot.tensor(v.numpy(), device=device)
+                          for k, v in theirs.state_dict().items()})
+    x = RNG.standard_normal((7, 8)).astype(np.float32)
+    y = np.array([0, 2, 3, 5, 6, 9, 1])
+    rt = theirs(torch.tensor(x), torch.tensor(y))
+    ro = ours(ot.tensor(x, device=device), ot.tensor(y, device=device))
+    _ok = dict(rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(ro.output.detach().cpu().numpy(), rt.output.detach().numpy(), **_ok)
+    np.testing.assert_allclose(ro.loss.item(), rt.loss.item(), **_ok)
+    rt.loss.backward()
+    ro.loss.backward()
+    for (n, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+        np.testing.assert_allclose(p.grad.cpu().numpy(), q.grad.numpy(), err_msg=n, **_ok)
+    np.testing.assert_allclose(ours.log_prob(ot.tensor(x, device=device)).detach().cpu()
+                               .numpy(), theirs.log_prob(torch.tensor(x)).detach().numpy(),
+                               **_ok)
+    np.testing.assert_array_equal(ours.predict(ot.tensor(x, device=device)).cpu().numpy(),
+                                  theirs.predict(torch.tensor(x)).numpy())
+    one = ours(ot.tensor(x[0], device=device), ot.tensor(y[0], device=device))
+    assert one.output.ndim == 0
+    with pytest.raises(RuntimeError, match="Target values should be in"):
+        ours(ot.tensor(x, device=device), ot.tensor(y * 2, device=device))
+    with pytest.raises(ValueError, match="cutoffs should be a sequence"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 10, [6, 3])

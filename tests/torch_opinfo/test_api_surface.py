@@ -20,12 +20,12 @@ TOOL = Path(__file__).resolve().parents[2] / "tools" / "api_surface.py"
 
 #: coverage (% of torch's public names matching) per module, as measured; only ever raise
 FLOORS = {
-    "torch": 75.6, "Tensor": 96.2, "nn": 99.4, "nn.functional": 88.4, "nn.init": 100.0,
+    "torch": 76.2, "Tensor": 96.2, "nn": 100.0, "nn.functional": 88.4, "nn.init": 100.0,
     "optim": 73.7, "optim.lr_scheduler": 100.0, "autograd": 58.8, "func": 100.0,
-    "linalg": 92.9, "fft": 100.0, "special": 100.0, "distributions": 100.0,
+    "linalg": 100.0, "fft": 100.0, "special": 100.0, "distributions": 100.0,
     "utils.data": 56.7, "distributed": 35.4, "amp": 100.0, "profiler": 60.0,
 }
-OVERALL_FLOOR = 82.7
+OVERALL_FLOOR = 88.5
 
 
 @pytest.fixture(scope="module")

@@ -249,7 +249,10 @@ def eig(x: Tensor, /) -> tuple[Tensor, Tensor]:
     x = _float(x)
     _square("eig", x)
     w, v = _native("eig", x)
+    # complex always, as torch: NumPy answers an empty (or all-real) stack in real dtypes
+    cd = x.dtype.to_complex()
     wt, vt = _wrap(w, x), _wrap(v, x)
+    wt, vt = (t if t.dtype is cd else t.to(cd) for t in (wt, vt))
     if needs_grad(x):
         record("LinalgEigBackward0", _lb.eig_backward, (wt, vt), (x,), (wt, vt), real=x.dtype.kind != "c")
     return wt, vt

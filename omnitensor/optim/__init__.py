@@ -1,7 +1,7 @@
 """``omnitensor.optim``: optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax,
 NAdam, RAdam, ASGD, Rprop, LBFGS, SparseAdam) and ``lr_scheduler``. Updates run in place
 under no_grad on each parameter's device."""
-from . import lr_scheduler  # noqa: F401
+from . import lr_scheduler, swa_utils  # noqa: F401
 from .adadelta import Adadelta
 from .adafactor import Adafactor
 from .adagrad import Adagrad
@@ -21,4 +21,4 @@ from .swap import swap_in_optimizer_params_and_state
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler",
            "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS", "SparseAdam",
-           "Adafactor", "Muon", "swap_in_optimizer_params_and_state"]
+           "Adafactor", "Muon", "swap_in_optimizer_params_and_state", "swa_utils"]

@@ -87,8 +87,24 @@ _BATCH = """
 }}
 """
 
+#: ``a * b + c`` in both float product kernels, as one FMA each, so a product and the
+#: products of its slices agree bitwise. PoCL contracts ``c + a * b`` under FP_CONTRACT ON
+#: (it inlines no builtin: ``fma()`` would be a call per multiply-add); Intel's OpenCL CPU
+#: compiler contracted one kernel and not the other (slices differed in the last bit), so
+#: every driver but PoCL builds with ``-DOT_EXPLICIT_FMA`` (``EXPLICIT_FMA``).
+MAC_MACRO = """#ifndef OT_MAC
+#ifdef OT_EXPLICIT_FMA
+#define OT_MAC(a, b, c) fma((a), (b), (c))
+#else
+#define OT_MAC(a, b, c) ((c) + (a) * (b))
+#endif
+#endif"""
+#: the build option that selects ``fma()`` (see :data:`MAC_MACRO`)
+EXPLICIT_FMA = "-DOT_EXPLICIT_FMA"
+
 _GENERIC = """
 {CONTRACT}
+{MAC_MACRO}
 {KERNEL} void {NAME}({OUT}{G}const {C} *A, long aoff, long sam, long sak,
                         {G}const {C} *B, long boff, long sbk, long sbn, long M, long N,
                         long Kd, long tm, long tn, long tpw, long total,
@@ -158,6 +174,7 @@ _PACK = """
 
 _MAIN = """
 {CONTRACT_ON}
+{MAC_MACRO}
 #ifndef OT_U{V}
 #define OT_U{V}
 typedef {V} __attribute__((aligned({ALIGN}))) u{V};
@@ -213,7 +230,7 @@ def _generic_parts(t: CType, d: Dialect, ep: Epilogue | None = None) -> dict:
         acc = t.wide
         zero, mac = "0", "blk + a * b"
     else:
-        zero, mac = f"({acc})0", "blk + a * b"
+        zero, mac = f"({acc})0", "OT_MAC(a, b, blk)" if t.key in TILE else "blk + a * b"
     if t.half:
         la, lb = d.load_half("ao + i * sam + k * sak", "A"), d.load_half("bo + k * sbk + j * sbn", "B")
         store = d.store_half("acc", "i * N + j", "Cb")
@@ -230,7 +247,8 @@ def _generic_parts(t: CType, d: Dialect, ep: Epilogue | None = None) -> dict:
     contract = d.fp_contract(True) if t.key in TILE else ""
     return dict(KERNEL=d.kernel, G=d.glob, GID=d.gid, CONTRACT_OFF=d.fp_contract(False),
                 K=t.key, C=d.ty(t.c), ACC=acc, ZERO=zero, MAC=mac, LOADA=la, LOADB=lb, STOREC=store,
-                CONTRACT=contract, KB=KBLOCK, CB=cb, NAME=f"gemmg_{t.key}",
+                CONTRACT=contract, MAC_MACRO=MAC_MACRO if t.key in TILE else "", KB=KBLOCK,
+                CB=cb, NAME=f"gemmg_{t.key}",
                 **_epilogue_parts(ep, d, d.ty(t.c)))
 
 
@@ -282,7 +300,7 @@ def fast_kernel(t: CType, d: Dialect = OPENCL_C, name: str | None = None,
     loads = " ".join(f"{v} b{j} = *({d.glob}const u{v} *)(bp + {j * vw});"
                      for j in range(nv))
     fmas = " ".join("{ " + f"{v} a = ({v})(ap[{r}]); " +
-                    " ".join(f"c{r}_{j} += a * b{j};" for j in range(nv)) + " }"
+                    " ".join(f"c{r}_{j} = OT_MAC(a, b{j}, c{r}_{j});" for j in range(nv)) + " }"
                     for r in range(rm))
     decl_o = " ".join(f"{v} o{r}_{j} = ({v})(0);" for r in range(rm) for j in range(nv))
     add_o = " ".join(f"o{r}_{j} += c{r}_{j};" for r in range(rm) for j in range(nv))
@@ -311,6 +329,7 @@ def fast_kernel(t: CType, d: Dialect = OPENCL_C, name: str | None = None,
                       f"        for (int j = 0; j < {w}; j++)\n"
                       f"          if (i0 + i < M && j0 + j < N) {el}\n    }}")
     return _MAIN.format(KERNEL=d.kernel, G=d.glob, GID=d.gid, CONTRACT_ON=d.fp_contract(True),
+                        MAC_MACRO=MAC_MACRO,
                         CONTRACT_OFF=d.fp_contract(False), K=t.key, C=c, V=v, RM=rm, W=w,
                         DECL=decl, LOADS=loads, FMAS=fmas, DECL_O=decl_o, ADD_O=add_o,
                         KB=KBLOCK, ALIGN=t.itemsize, STORE_TILE=store_tile,

@@ -23,6 +23,7 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.tools as cl_tools
 
+from ...kernels import gemm as gemm_text
 from ...errors import BackendError, UnsupportedDTypeError, out_of_memory
 from .. import driver_builds, host_memory
 from . import icd
@@ -138,6 +139,8 @@ class DeviceState:
         opts = []
         if dev.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
             opts.append("-cl-fp32-correctly-rounded-divide-sqrt")
+        if dev.platform.name.strip() != icd.POCL_PLATFORM:
+            opts.append(gemm_text.EXPLICIT_FMA)  # see kernels/gemm.MAC_MACRO
         self.build_options = tuple(opts)
         # Intel's OpenCL CPU compiler (the device icd adds where PoCL cannot build) takes
         # ~0.2 s per op program and ~3.5 s per family program, as on sycl

@@ -36,6 +36,7 @@ import dpctl.program as dpp
 from dpctl.memory import MemoryUSMDevice, USMAllocationError
 
 from ...errors import BackendError, UnsupportedDTypeError
+from ...kernels import gemm as gemm_text
 from .. import host_memory
 from ..opencl.device import DeviceState
 from . import build
@@ -228,7 +229,8 @@ class SyclState(DeviceState):
         self.fp64 = bool(dev.has_aspect_fp64)
         self.fp16 = bool(dev.has_aspect_fp16)
         self.int64_atomics = bool(dev.has_aspect_atomic64)
-        self.build_options = ("-cl-fp32-correctly-rounded-divide-sqrt",)
+        self.build_options = ("-cl-fp32-correctly-rounded-divide-sqrt",
+                              gemm_text.EXPLICIT_FMA)  # see kernels/gemm.MAC_MACRO
         self._dtype_ok: dict[np.dtype, bool] = {}
         self.kernels: dict[Any, Any] = {}
         self.programs: dict[Any, Any] = {}

@@ -44,7 +44,7 @@ def _set_grad_enabled(mode: bool) -> None:
 
 
 def _get_cudnn_enabled() -> bool:
-    from .backends import cudnn
+    from .torch_backends import cudnn
     return bool(cudnn.enabled)
 
 

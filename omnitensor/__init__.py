@@ -235,7 +235,7 @@ _LAZY = {"nn", "optim", "data", "dist", "distributed", "utils", "linalg", "fft",
 # torch's module tree (issue 14): imported on first attribute access, so `import omnitensor`
 # stays light
 _LAZY |= {"accelerator", "special", "distributions", "func", "onnx", "jit", "amp", "profiler",
-          "as_torch", "compiler", "memory", "hub", "multiprocessing"}
+          "as_torch", "compiler", "memory", "hub", "multiprocessing", "torch_backends"}
 # torch.is_autocast_enabled & co. (the autocast state) live in omnitensor.amp
 _FROM_AMP = {"is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
              "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",

@@ -16,7 +16,9 @@ state (seeds, default device, grad mode) is shared however a module was reached.
 itself is :mod:`omnitensor.torch_face`: omnitensor's namespace with torch's meaning where the
 Array API standard's differs (``torch.sort`` returns values and indices, ``torch.std``
 corrects by 1...), ``torch.__version__`` the torch API level omnitensor follows, and
-``torch.Tensor is omnitensor.Tensor``. ``functorch`` is aliased the same way. ``cuda`` names
+``torch.Tensor is omnitensor.Tensor``. ``torch.backends`` is :mod:`omnitensor.torch_backends`
+(torch's library flags; ``omnitensor.backends`` holds the device adapters). ``functorch`` is
+aliased the same way. ``cuda`` names
 the accelerator when no real CUDA device exists (:mod:`omnitensor.core.accelerators`).
 ``torchvision``, ``torchaudio``, ``torchtext`` stay what they are.
 
@@ -53,6 +55,9 @@ __all__ = ["install", "uninstall", "is_installed", "main", "TorchAliasFinder"]
 # alias roots: ``torch.x`` -> ``omnitensor.x``; the bare names have faces of their own
 _ROOTS = {"torch": "omnitensor", "functorch": "omnitensor.functorch"}
 _EXACT = {"torch": "omnitensor.torch_face"}
+# torch paths whose omnitensor home has another name: ``torch.backends`` holds torch's
+# library flags, a face package apart from omnitensor's device adapters (``backends``)
+_RENAMED = {"torch.backends": "omnitensor.torch_backends"}
 _TARGET = "omnitensor"
 
 
@@ -65,6 +70,9 @@ def _root(fullname: str) -> str | None:
 def _target_name(fullname: str) -> str:
     if fullname in _EXACT:
         return _EXACT[fullname]
+    for prefix, target in _RENAMED.items():
+        if fullname == prefix or fullname.startswith(prefix + "."):
+            return target + fullname[len(prefix):]
     root = fullname.partition(".")[0]
     return _ROOTS[root] + fullname[len(root):]
 

@@ -31,6 +31,7 @@ from .core.ops import sorting as _sorting
 from .core.ops.out_arg import write_out as _write_out
 from .core.tensor import Tensor as _Tensor
 from .version import __version__, torch_api_version  # noqa: F401 - torch.__version__
+from . import torch_backends as backends  # noqa: F401 - torch.backends (not the adapters)
 
 __path__: list[str] = []  # a package, so `import torch.nn` finds its parent (as_torch)
 

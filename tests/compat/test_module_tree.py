@@ -19,8 +19,9 @@ PATHS = [
     "nn.modules.upsampling", "nn.modules.distance",
     "utils", "utils.data", "utils.checkpoint", "utils.hooks", "utils.tensorboard",
     "autograd", "autograd.functional", "autograd.grad_mode",
-    "backends", "backends.cudnn", "backends.mps", "backends.cuda", "backends.mkldnn",
-    "backends.mkl", "backends.openmp", "backends.opt_einsum", "backends.cpu", "backends.mha",
+    "torch_backends", "torch_backends.cudnn", "torch_backends.mps", "torch_backends.cuda",
+    "torch_backends.mkldnn", "torch_backends.mkl", "torch_backends.openmp",
+    "torch_backends.opt_einsum", "torch_backends.cpu", "torch_backends.mha",
     "accelerator", "cuda", "special", "distributions", "distributions.constraints",
     "distributions.kl", "func", "onnx", "jit", "amp", "profiler", "optim", "distributed",
     "serialization", "linalg", "fft",
@@ -79,7 +80,7 @@ def test_import_omnitensor_is_light():
             "'dpnp', 'cupy', 'torch', 'scipy', 'mpi4py', 'safetensors')]\n"
             "lazy = [m for m in ('omnitensor.distributions', 'omnitensor.func', "
             "'omnitensor.special', 'omnitensor.accelerator', 'omnitensor.onnx', "
-            "'omnitensor.nn', 'omnitensor.backends.cudnn', 'omnitensor.utils.data') "
+            "'omnitensor.nn', 'omnitensor.torch_backends.cudnn', 'omnitensor.utils.data') "
             "if m in sys.modules]\n"
             "print(vendor, lazy)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -101,7 +102,7 @@ def test_placeholders_say_what_is_not_supported():
 
 
 def test_backend_flags_are_honest():
-    b = ot.backends
+    b = ot.torch_backends
     assert not b.cudnn.is_available() and b.cudnn.version() is None
     assert not b.mps.is_available() and not b.mps.is_built()
     assert not b.mkldnn.is_available() and not b.openmp.is_available()
@@ -116,6 +117,36 @@ def test_backend_flags_are_honest():
     assert b.cuda.matmul.allow_tf32 is True
     with pytest.raises(AttributeError, match="no flag 'allow_tf33'"):
         b.cuda.matmul.allow_tf33 = True
+
+
+TORCH_BACKENDS = ["cudnn", "mps", "cuda", "mkldnn", "mkl", "openmp", "opt_einsum", "cpu",
+                  "mha"]
+
+
+def test_torch_backends_under_the_alias_are_the_flag_modules():
+    # torch.backends.<lib> is omnitensor.torch_backends.<lib>, reached as an import and as an
+    # attribute of `torch`, never the device adapter package omnitensor.backends
+    code = ("import omnitensor.as_torch as a; a.install()\n"
+            "import importlib, torch, omnitensor.torch_backends as tb\n"
+            f"names = {TORCH_BACKENDS!r}\n"
+            "assert torch.backends is tb, torch.backends\n"
+            "for n in names:\n"
+            "    m = importlib.import_module('torch.backends.' + n)\n"
+            "    assert m is getattr(torch.backends, n) is importlib.import_module("
+            "'omnitensor.torch_backends.' + n), n\n"
+            "from torch.backends import cudnn\n"
+            "torch.backends.cudnn.benchmark = True\n"
+            "assert cudnn.benchmark is True and not torch.backends.mps.is_available()\n"
+            "assert torch.backends.opt_einsum.enabled is False\n"
+            "assert isinstance(torch.backends.cpu.get_cpu_capability(), str)\n"
+            "torch.backends.cuda.matmul.allow_tf32 = True\n"
+            "assert torch._C._get_cudnn_enabled() is True\n"
+            "import torch.backends.opencl\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    # every flag path resolves; a device adapter is no torch.backends path
+    assert "No module named 'torch.backends.opencl'" in out.stderr, out.stderr
+    assert "AssertionError" not in out.stderr, out.stderr
 
 
 def test_cuda_idioms_are_harmless_without_cuda():

@@ -5,8 +5,8 @@ torch exposes one module per vendor library it may call (cuDNN, MKL-DNN, MPS, ..
 kernels come from ``omnitensor.kernels`` and the array libraries behind each adapter), so
 every ``is_available()`` here answers False, honestly, and the flags are plain settable
 attributes that change nothing: a script's ``torch.backends.cudnn.benchmark = True`` runs and
-means what it would on a machine without cuDNN. The modules sit beside the vendor adapters
-because torch's paths require ``backends.<name>``; they import no vendor library.
+means what it would on a machine without cuDNN. The modules are a face (``as_torch`` maps
+``torch.backends`` here), apart from the device adapters; they import no vendor library.
 """
 from __future__ import annotations
 

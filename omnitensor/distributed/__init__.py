@@ -28,6 +28,7 @@ from .c10d_info import (BackendConfig, DebugLevel, GroupName, breakpoint, get_de
                         set_debug_level_from_env, supports_complex)
 from .coalesced import (all_gather_coalesced, all_gather_single, all_reduce_coalesced,
                         monitored_barrier, reduce_scatter_single)
+from .device_mesh import DeviceMesh, init_device_mesh
 from .group import (GroupMember, ProcessGroup, destroy_process_group, get_backend,
                     get_default_group, get_local_rank, get_rank, get_world_size,
                     init_process_group, is_available, is_initialized, new_group)
@@ -74,6 +75,7 @@ __all__ = [
     "P2POp", "batch_isend_irecv", "send_object_list", "recv_object_list",
     "new_subgroups", "new_subgroups_by_enumeration", "split_group", "shrink_group",
     "get_pg_count", "get_backend_config", "rendezvous", "register_rendezvous_handler",
+    "DeviceMesh", "init_device_mesh",
 ]
 
 

@@ -15,7 +15,7 @@ from dist_helpers import DIST_DEVICES, needs_mpi, run_ranks, skip_absent
 tdist = pytest.importorskip("torch.distributed")
 
 SECTIONS = ["batch_p2p", "object_p2p", "coalesced", "singles", "monitored_barrier",
-            "subgroups", "split_shrink", "rendezvous", "pg_methods"]
+            "subgroups", "split_shrink", "rendezvous", "pg_methods", "device_mesh"]
 _reports: dict = {}
 
 

@@ -227,7 +227,38 @@ def s_pg_methods() -> None:
     assert dist.AllreduceOptions().timeout.total_seconds() < 0  # torch's "unset" value
 
 
+def s_device_mesh() -> None:
+    flat = dist.init_device_mesh(DEV.split(":")[0], (N,))
+    assert flat.shape == (N,) and flat.ndim == 1 and flat.size() == N
+    assert dist.get_process_group_ranks(flat.get_group()) == list(range(N))
+    assert flat.get_local_rank() == R and flat.get_coordinate() == (R,)
+    assert flat.mesh.tolist() == list(range(N))
+    for shape in ((1, N), (N, 1)):
+        mesh = dist.init_device_mesh("cpu", shape, mesh_dim_names=("dp", "tp"))
+        coord = (0, R) if shape == (1, N) else (R, 0)
+        assert mesh.get_coordinate() == coord and mesh.size() == N
+        assert mesh.get_local_rank("tp") == coord[1] and mesh.get_local_rank(0) == coord[0]
+        tp = mesh.get_group("tp")
+        assert dist.get_process_group_ranks(tp) == (list(range(N)) if shape == (1, N)
+                                                    else [R])
+        t = T(np.array([1.0], np.float32))
+        dist.all_reduce(t, group=tp)
+        close(t, np.array([shape[1]], np.float32), f"all_reduce over tp of {shape}")
+        sub = mesh["tp"]
+        assert sub.shape == (shape[1],) and sub.get_group() is tp
+        assert sub.mesh_dim_names == ("tp",)
+        swapped = mesh["tp", "dp"]
+        assert swapped.shape == (shape[1], shape[0]) and swapped.get_group("dp") is \
+            mesh.get_group("dp")
+        assert mesh.get_all_groups() == [mesh.get_group("dp"), tp]
+        raises(RuntimeError, lambda m=mesh: m.get_group(), "2-D", "needs to be specified")
+        raises(KeyError, lambda m=mesh: m["pp"], "name", "does not exist")
+    raises(RuntimeError, lambda: dist.init_device_mesh("cpu", (N + 1,)), "size", "holds")
+    raises(RuntimeError, lambda: dist.DeviceMesh("cpu", [0, 0]), "dup", "duplicate")
+
+
 SECTIONS: dict[str, Callable[[], None]] = {
+    "device_mesh": s_device_mesh,
     "pg_methods": s_pg_methods,
     "batch_p2p": s_batch_p2p, "object_p2p": s_object_p2p, "coalesced": s_coalesced,
     "singles": s_singles, "monitored_barrier": s_monitored_barrier,

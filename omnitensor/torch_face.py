@@ -29,6 +29,7 @@ from .core.ops import reduction as _reduction
 from .core.ops import shape as _shape
 from .core.ops import sorting as _sorting
 from .core.ops.out_arg import write_out as _write_out
+from .core.shape_util import as_shape as _as_shape, int_arg as _int_arg, no_none_dim as _no_none_dim
 from .core.tensor import Tensor as _Tensor
 from .version import __version__, torch_api_version  # noqa: F401 - torch.__version__
 from . import torch_backends as backends  # noqa: F401 - torch.backends (not the adapters)
@@ -61,7 +62,7 @@ def max(input: _Tensor, dim: _Any = _UNSET, keepdim: bool = False, *,  # noqa: A
         return _ot.maximum(input, d)
     if d is _UNSET:
         return _reduction.amax(input)
-    return _reduction.max(input, d, keep)
+    return _reduction.max(input, _no_none_dim(d, "max"), keep)
 
 
 def min(input: _Tensor, dim: _Any = _UNSET, keepdim: bool = False, *,  # noqa: A001,A002
@@ -73,7 +74,7 @@ def min(input: _Tensor, dim: _Any = _UNSET, keepdim: bool = False, *,  # noqa: A
         return _ot.minimum(input, d)
     if d is _UNSET:
         return _reduction.amin(input)
-    return _reduction.min(input, d, keep)
+    return _reduction.min(input, _no_none_dim(d, "min"), keep)
 
 
 # ------------------------------------------------------------------ var and std
@@ -120,9 +121,29 @@ def std_mean(input: _Tensor, dim: _Any = None, unbiased: _Any = None,  # noqa: A
 
 
 # ------------------------------------------------------------- shapes and tests
-def squeeze(input: _Tensor, dim: _Any = None) -> _Tensor:  # noqa: A002
-    """torch's ``squeeze``: drops the size-1 axes among ``dim``; others stay."""
-    return _shape.squeeze_torch(input, dim)
+def squeeze(input: _Tensor, dim: _Any = _UNSET) -> _Tensor:  # noqa: A002
+    """torch's ``squeeze``: drops the size-1 axes among ``dim`` (every one when left
+    out; an explicit None is refused, as torch); others stay."""
+    return _shape.squeeze_torch(input, None if dim is _UNSET else _no_none_dim(dim, "squeeze"))
+
+
+def prod(input: _Tensor, dim: _Any = _UNSET, keepdim: _b.bool = False, *,  # noqa: A002
+         dtype: _Any = None) -> _Tensor:
+    """torch's ``prod(x)`` / ``prod(x, dim)`` (one int dim: None or a tuple is refused,
+    as torch)."""
+    if dim is _UNSET:
+        return _reduction.prod(input, dtype=dtype)
+    return _reduction.prod(input, _int_arg(dim, "dim", "prod"), keepdim, dtype=dtype)
+
+
+def cat(tensors: _Any, dim: _Any = 0, *, axis: _Any = _UNSET) -> _Tensor:
+    """torch's ``cat``: ``dim`` is an int (the Array API's ``concat(axis=None)``, which
+    flattens first, is refused here as torch refuses it)."""
+    d = _int_arg(dim if axis is _UNSET else axis, "dim", "cat")
+    return _ot.cat(tensors, d)
+
+
+concat = concatenate = cat
 
 
 def nonzero(input: _Tensor, *, as_tuple: bool = False, out: _Any = None) -> _Any:  # noqa: A002
@@ -168,13 +189,16 @@ def _scalar(v: _Any) -> _Any:
 
 
 # ------------------------------------------------------- torch's stricter call forms
-def arange(start: _Any = 0, end: _Any = None, step: _Any = 1, *, out: _Any = None,
+def arange(start: _Any = 0, end: _Any = None, step: _Any = _UNSET, *, out: _Any = None,
            dtype: _Any = None, layout: _Any = None, device: _Any = None,
            pin_memory: bool = False, requires_grad: bool = False) -> _Tensor:
     """torch's ``arange(start=0, end, step=1)`` (``end=`` by keyword too); bounds that
     contradict the step's sign are an error (the Array API gives an empty range)."""
-    if end is None:
+    if end is None and step is _UNSET:
         start, end = 0, start
+    elif end is None:  # torch: arange(1, None, 2) is a TypeError, not a range up to 1
+        raise TypeError("arange(): argument 'end' must be Number, not NoneType")
+    step = 1 if step is _UNSET else step
     s, e, st = (_scalar(v) for v in (start, end, step))
     if st != 0 and (e - s) * st < 0:
         raise ValueError(f"arange: upper bound and lower bound inconsistent with step sign "
@@ -182,6 +206,23 @@ def arange(start: _Any = 0, end: _Any = None, step: _Any = 1, *, out: _Any = Non
     res = _creation.arange(s, e, st, dtype=dtype, device=device,
                            requires_grad=requires_grad)
     return _write_out("arange", res, out)
+
+
+def full(size: _Any, fill_value: _Any, *, dtype: _Any = None, device: _Any = None,
+         requires_grad: _b.bool = False) -> _Tensor:
+    """torch's ``full(size, fill_value)``: ``size`` is a sequence (``full(3, v)`` is a
+    TypeError in torch; the Array API's ``full`` takes an int)."""
+    return _creation.full(_as_shape((size,), op="full", sequence=True), fill_value,
+                          dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def eye(n: int, m: _Any = _UNSET, *, dtype: _Any = None, device: _Any = None,
+        requires_grad: _b.bool = False) -> _Tensor:
+    """torch's ``eye(n, m)``: ``m`` may be left out but not given as None (the Array API's
+    ``eye(n_rows, n_cols=None)`` takes None)."""
+    n = _int_arg(n, "n", "eye")
+    cols = n if m is _UNSET else _int_arg(m, "m", "eye")
+    return _creation.eye(n, cols, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def logspace(start: _Any, end: _Any, steps: int, base: float = 10.0, *, dtype: _Any = None,

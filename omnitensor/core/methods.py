@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import IndexOutOfRangeError, ShapeError
 from .engine import tensor_backward
 from .graph import needs_grad, no_grad_ctx
-from .shape_util import normalize_axis
+from .shape_util import int_arg, no_none_dim, normalize_axis
 from .tensor import Tensor
 from .legacy import Size, bind as _bind_legacy
 from .sparse import bind as _bind_sparse
@@ -202,9 +202,12 @@ def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None,
 
 
 def flip_method(self: Tensor, *dims: Any, **kwargs: Any) -> Tensor:
-    """``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=...)`` (torch)."""
+    """``x.flip(0, 1)``, ``x.flip((0, 1))`` or ``x.flip(dims=...)`` (torch; an explicit
+    None is refused, as torch does: the Array API's ``flip(x, axis=None)`` is a function)."""
     if dims:
         kwargs["dims"] = dims[0] if len(dims) == 1 else dims
+    if "dims" in kwargs:
+        no_none_dim(kwargs["dims"], "flip", "dims")
     return sh.flip(self, **kwargs)
 
 
@@ -218,16 +221,31 @@ def where_method(self: Tensor, condition: Tensor, y: Any) -> Tensor:
     return ternary.where(condition, self, y)
 
 
-def squeeze_method(self: Tensor, dim: Any = None) -> Tensor:
-    return sh.squeeze_torch(self, dim)
+# torch's methods whose dim may be left out but not given as None (``x.squeeze()`` works,
+# ``x.squeeze(None)`` is a TypeError in torch)
+_NO_DIM: Any = object()
 
 
-def max_method(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
-    return red.max(self, dim, keepdim)
+def squeeze_method(self: Tensor, dim: Any = _NO_DIM) -> Tensor:
+    return sh.squeeze_torch(self, None if dim is _NO_DIM else no_none_dim(dim, "squeeze"))
 
 
-def min_method(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
-    return red.min(self, dim, keepdim)
+def max_method(self: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Any:
+    return red.max(self, None if dim is _NO_DIM else no_none_dim(dim, "max"), keepdim)
+
+
+def min_method(self: Tensor, dim: Any = _NO_DIM, keepdim: bool = False) -> Any:
+    return red.min(self, None if dim is _NO_DIM else no_none_dim(dim, "min"), keepdim)
+
+
+def prod_method(self: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, axis: Any = None,
+                keepdims: bool = False, dtype: Any = None) -> Tensor:
+    """torch's ``x.prod()`` / ``x.prod(dim)`` (one int dim: None or a tuple is refused,
+    as torch; NumPy's ``axis=``/``keepdims=`` spellings as before)."""
+    keep = keepdim or keepdims
+    if dim is _NO_DIM:
+        return red.prod(self, axis=axis, keepdims=keep, dtype=dtype)
+    return red.prod(self, int_arg(dim, "dim", "prod"), keep, dtype=dtype)
 
 
 def sort_method(self: Tensor, dim: int = -1, descending: bool = False,
@@ -340,6 +358,7 @@ def _bind_methods() -> None:
         setattr(T, name, getattr(red, name))
     T.cumsum_ = _inplace_from(red.cumsum, "cumsum")
     T.max, T.min, T.std, T.var = max_method, min_method, std_method, var_method
+    T.prod = prod_method
     T.count_nonzero = gather.count_nonzero
     # shape
     for name in ("reshape", "view", "flatten", "unflatten", "permute", "transpose", "swapaxes",

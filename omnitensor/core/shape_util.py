@@ -4,15 +4,36 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
+import numpy as np
+
 from ..errors import IndexOutOfRangeError, ShapeError
 
 
-def normalize_axis(axis: Any, ndim: int) -> int:
-    """A non-negative axis; IndexError naming the valid range otherwise."""
+def _where(op: str | None, name: str) -> str:
+    return f"{op}(): argument '{name}'" if op else f"argument '{name}'"
+
+
+def int_arg(value: Any, name: str = "dim", op: str | None = None) -> int:
+    """torch's rule for an int argument (a dim, a size, a count), the one place it is
+    written: anything with ``__index__`` (Python and NumPy ints, 0-d integer tensors),
+    never a bool (``True`` is an int to Python, but torch refuses it where it wants an
+    int, so ``sort(x, True)`` cannot silently sort along dim 1) and never None (callers
+    that give None a meaning, such as "every dim", decide that before calling this)."""
+    if value.__class__ is int:  # fast path
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{_where(op, name)} must be int, not bool")
     try:
-        a = axis.__index__()
-    except AttributeError:
-        raise TypeError(f"axis/dim must be an integer, got {type(axis).__name__}") from None
+        return int(value.__index__())
+    except (AttributeError, TypeError):
+        raise TypeError(f"{_where(op, name)} must be int, not "
+                        f"{type(value).__name__}") from None
+
+
+def normalize_axis(axis: Any, ndim: int, name: str = "dim", op: str | None = None) -> int:
+    """A non-negative axis; TypeError for a non-int (a bool included, as torch),
+    IndexError naming the valid range otherwise."""
+    a = int_arg(axis, name, op)
     n = max(ndim, 1)
     if not -n <= a < n:
         raise IndexOutOfRangeError(
@@ -21,19 +42,29 @@ def normalize_axis(axis: Any, ndim: int) -> int:
     return a % n if ndim else 0
 
 
+def no_none_dim(dim: Any, op: str, name: str = "dim") -> Any:
+    """``dim`` unchanged, refusing an explicit None where torch does (``flip(x, None)``,
+    ``x.squeeze(None)``, ``x.prod(None)``...): only some of torch's reductions read None
+    as "every dim" (``sum``, ``mean``, ``amax``, ``std``...), and those do not call this."""
+    if dim is None:
+        raise TypeError(f"{_where(op, name)} must be int or tuple of ints, not NoneType")
+    return dim
+
+
 _ALL_AXES = [tuple(range(n)) for n in range(65)]
 
 
-def normalize_axes(axes: Any, ndim: int, allow_empty: bool = True) -> tuple[int, ...]:
+def normalize_axes(axes: Any, ndim: int, allow_empty: bool = True, name: str = "dim",
+                   op: str | None = None) -> tuple[int, ...]:
     """Sorted unique non-negative axes from None (all), an int or a sequence."""
     if axes is None:
         return _ALL_AXES[ndim] if ndim < 65 else tuple(range(ndim))
     if isinstance(axes, (list, tuple)):
-        out = tuple(sorted(normalize_axis(a, ndim) for a in axes))
+        out = tuple(sorted(normalize_axis(a, ndim, name, op) for a in axes))
         if len(set(out)) != len(out):
             raise ValueError(f"repeated axis in {tuple(axes)}")
         return out
-    return (normalize_axis(axes, ndim),)
+    return (normalize_axis(axes, ndim, name, op),)
 
 
 @lru_cache(maxsize=4096)
@@ -73,8 +104,11 @@ def prod(values: Iterable[int]) -> int:
     return p
 
 
-def as_shape(args: Sequence[Any]) -> tuple[int, ...]:
-    """Accept ``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` forms of a shape."""
+def as_shape(args: Sequence[Any], name: str = "size", op: str | None = None,
+             sequence: bool = False) -> tuple[int, ...]:
+    """Accept ``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` forms of a shape (a bare int,
+    ``f(3)``, too unless ``sequence``: torch's ``full``/``randint``/``normal`` take only a
+    sequence); every entry is an int by :func:`int_arg`'s rule (no bool, no None)."""
     if len(args) == 1 and args[0].__class__ is tuple:  # fast path: already a shape
         shape = args[0]
         for n in shape:
@@ -86,10 +120,16 @@ def as_shape(args: Sequence[Any]) -> tuple[int, ...]:
         args = args[0]
     elif len(args) == 1 and hasattr(args[0], "shape") and hasattr(args[0], "tolist"):
         args = args[0].tolist()
-    try:
-        shape = tuple(int(a.__index__()) for a in args)
-    except AttributeError:
-        raise TypeError(f"a shape must be a sequence of integers, got {tuple(args)!r}") from None
+        args = args if isinstance(args, list) else [args]  # a 0-d tensor: one size
+    elif len(args) == 1 and (sequence or args[0] is None or isinstance(args[0], bool)
+                             or not hasattr(args[0], "__index__")):
+        raise TypeError(f"{_where(op, name)} must be tuple of ints, not "
+                        f"{type(args[0]).__name__}")
+    for pos, a in enumerate(args):
+        if isinstance(a, (bool, np.bool_)) or not hasattr(a, "__index__"):
+            raise TypeError(f"{_where(op, name)} must be tuple of ints, but found element "
+                            f"of type {type(a).__name__} at pos {pos}")
+    shape = tuple(int(a.__index__()) for a in args)
     if any(s < 0 for s in shape):
         raise ShapeError(f"negative dimension in shape {shape}")
     return shape

@@ -147,7 +147,7 @@ def logsumexp(input: Any, dim: DimOrDims = None, *, keepdim: bool = False,
     x = combine("logsumexp", input, mask)
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         x = x.to(dtype=_ot.float32)
-    return _ot.logsumexp(x, reduce_dims(x, dims), bool(keepdim)).to(dtype=dtype)
+    return _ot.logsumexp(x, reduce_dims(x, dims) or (), bool(keepdim)).to(dtype=dtype)
 
 
 def norm(input: Any, ord: float | None = 2.0, dim: DimOrDims = None, *,

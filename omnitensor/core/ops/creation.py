@@ -245,34 +245,42 @@ def _creation(shape: tuple, dtype: _dt.DType, device: Any, requires_grad: bool,
     return t
 
 
-def _shape_of(shape: Any, more: tuple) -> tuple[int, ...]:
-    """The Array API's ``shape`` argument, or torch's ``zeros(2, 3)`` spelling."""
-    return as_shape((shape,) + tuple(more))
+_NO_SHAPE: Any = object()
+
+
+def _shape_of(shape: Any, more: tuple, op: str) -> tuple[int, ...]:
+    """The Array API's ``shape`` argument, or torch's ``zeros(2, 3)`` spelling; a shape is
+    required (torch: ``ones()`` is a TypeError; ``ones(())`` is 0-d)."""
+    if shape is _NO_SHAPE:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "size"')
+    return as_shape((shape,) + tuple(more), op=op)
 
 
 def _dtype_or_default(dtype: Any) -> _dt.DType:
     return _dt.get_default_dtype() if dtype is None else _dt.as_dtype(dtype)
 
 
-def zeros(shape: Any = (), *size: Any, dtype: Any = None, device: Any = None,
+def zeros(shape: Any = _NO_SHAPE, *size: Any, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """A tensor of zeros; ``zeros(2, 3)`` and ``zeros((2, 3))`` both work."""
     d = _dtype_or_default(dtype)
-    return _creation(_shape_of(shape, size), d, device, requires_grad, d.np.type(0).item())
+    return _creation(_shape_of(shape, size, "zeros"), d, device, requires_grad,
+                     d.np.type(0).item())
 
 
-def ones(shape: Any = (), *size: Any, dtype: Any = None, device: Any = None,
+def ones(shape: Any = _NO_SHAPE, *size: Any, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of ones."""
     d = _dtype_or_default(dtype)
-    return _creation(_shape_of(shape, size), d, device, requires_grad, d.np.type(1).item())
+    return _creation(_shape_of(shape, size, "ones"), d, device, requires_grad,
+                     d.np.type(1).item())
 
 
-def empty(shape: Any = (), *size: Any, dtype: Any = None, device: Any = None,
+def empty(shape: Any = _NO_SHAPE, *size: Any, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor."""
-    return _creation(_shape_of(shape, size), _dtype_or_default(dtype), device, requires_grad,
-                     None)
+    return _creation(_shape_of(shape, size, "empty"), _dtype_or_default(dtype), device,
+                     requires_grad, None)
 
 
 def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
@@ -284,7 +292,7 @@ def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
         fill_value = fill_value.item()
     d = _dt.as_dtype(dtype) if dtype is not None else _dt.result_type(fill_value)
     value = _cast_scalar(fill_value, d)
-    return _creation(_shape_of(shape, ()), d, device, requires_grad, value)
+    return _creation(_shape_of(shape, (), "full"), d, device, requires_grad, value)
 
 
 def _cast_scalar(value: Any, d: _dt.DType) -> Any:
@@ -376,12 +384,26 @@ def _steps(num: Any) -> int:
     return int(num)
 
 
+def _bound(v: Any, name: str) -> Any:
+    """A linspace/logspace end as a Python number (a bool as its int, which the
+    arithmetic below may subtract); anything else is refused, even for 0 steps (torch)."""
+    if isinstance(v, Tensor) and v.ndim == 0:
+        v = v.item()
+    if isinstance(v, np.generic):
+        v = v.item()
+    if not isinstance(v, (int, float, complex)):
+        raise TypeError(f"linspace(): argument '{name}' must be Number, not "
+                        f"{type(v).__name__}")
+    return int(v) if isinstance(v, bool) else v
+
+
 def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Any = None,
              endpoint: bool = True, requires_grad: bool = False) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive when
     ``endpoint``), computed from both ends for accuracy, as torch does; an integer dtype
     truncates the ends first, as torch does."""
     num = _steps(num)
+    start, stop = _bound(start, "start"), _bound(stop, "end")
     if num < 0:
         raise ValueError(f"linspace: number of steps must be non-negative, got {num}")
     is_complex = isinstance(start, complex) or isinstance(stop, complex)

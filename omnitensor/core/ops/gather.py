@@ -59,7 +59,8 @@ def _zero_d(x: Tensor, index: Tensor) -> bool:
 def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = x[index[i][j]][j]`` for dim 0 (torch's gather)."""
     if isinstance(index, Tensor) and index.numel() == 0 and index.ndim != x.ndim:
-        return zeros(index.shape, dtype=x.dtype, device=x.device)  # torch checks nothing
+        normalize_axis(dim, x.ndim)  # torch checks the dim only
+        return zeros(index.shape, dtype=x.dtype, device=x.device)
     if isinstance(index, Tensor) and _zero_d(x, index):
         normalize_axis(dim, 1)
         return gather(x.reshape(1), 0, index.reshape(-1)).reshape(index.shape)

@@ -7,7 +7,7 @@ from ...errors import ShapeError
 from .. import dtypes as _dt
 from ..device import same_device
 from ..graph import needs_grad, record
-from ..shape_util import normalize_axis
+from ..shape_util import int_arg, normalize_axis
 from ..tensor import Tensor, _make
 from .elementwise import _PY_OF_KIND, _backend_failure, _mixed_devices
 from .shape import _shape_args, clone, unsqueeze
@@ -133,11 +133,13 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
     """torch's split: pieces of ``split_size`` (last may be smaller) or of given sizes."""
     a = normalize_axis(dim, x.ndim)
     n = x.shape[a]
-    if isinstance(split_size_or_sections, int):
-        step = split_size_or_sections
-        if step <= 0:
-            raise ValueError(f"split: split_size must be positive, got {step}")
-        sizes = [min(step, n - i) for i in range(0, n, step)] or [0]
+    if not isinstance(split_size_or_sections, (tuple, list, Tensor)):
+        step = int_arg(split_size_or_sections, "split_size", "split")
+        if step < 0 or step == 0 and n:
+            raise ValueError(f"split: split_size must be positive (0 only for a dim of size "
+                             f"0), got {step} for a dim of size {n}")
+        sizes = [min(step, n - i) for i in range(0, n, step)] if step else []
+        sizes = sizes or [0]  # an empty dim splits into one empty piece (torch)
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if sum(sizes) != n:
@@ -224,10 +226,14 @@ def tile(x: Tensor, /, repetitions: Any) -> Tensor:
 
 def repeat_tensor(x: Tensor, *sizes: Any) -> Tensor:
     """torch's ``Tensor.repeat(*sizes)`` (= tile; sizes must cover every axis)."""
-    sizes = _shape_args(sizes)
+    sizes = _shape_args(sizes, "repeats", "repeat")
     if len(sizes) < x.ndim:
         raise ShapeError(f"repeat: number of repeat dims {len(sizes)} can not be smaller than "
                          f"number of tensor dims {x.ndim}")
+    shape = (1,) * (len(sizes) - x.ndim) + tuple(x.shape)
+    if any(r < 0 for r in sizes) and all(r * n >= 0 for r, n in zip(sizes, shape)):
+        # torch checks the result's sizes: a negative repeat of an empty dim is empty
+        return x.reshape(shape).broadcast_to(tuple(r * n for r, n in zip(sizes, shape))).clone()
     return tile(x, sizes)
 
 
@@ -273,8 +279,12 @@ def roll(x: Tensor, /, shift: Any, axis: Any = None, *, dims: Any = None) -> Ten
     if axis is None:
         s = sum(shift) if isinstance(shift, (tuple, list)) else shift
         return roll(x.reshape(-1), s, 0).reshape(x.shape)
-    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    shifts = tuple(int_arg(s, "shifts", "roll") for s in
+                   (shift if isinstance(shift, (tuple, list)) else (shift,)))
+    axes = tuple(int_arg(a, "dims", "roll") for a in
+                 (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    if len(shifts) == 1 and len(axes) == 1 and x.numel() == 0:
+        return clone(x)  # torch: one shift of an empty tensor, any dim, is a copy
     if len(shifts) == 1 and len(axes) > 1:
         shifts = shifts * len(axes)
     if len(shifts) != len(axes):
@@ -319,9 +329,13 @@ def repeat_interleave(x: Tensor, repeats: Any = None, dim: int | None = None, *,
 def pad_constant(x: Tensor, widths: Sequence[Sequence[int]], value: Any = 0) -> Tensor:
     """Pad every axis by ``widths[i] = (before, after)`` with ``value``; negative widths
     crop."""
-    widths = [tuple(int(v) for v in w) for w in widths]
+    widths = [tuple(int_arg(v, "pad", "pad") for v in w) for w in widths]
     if len(widths) != x.ndim:
         raise ShapeError(f"pad: {len(widths)} (before, after) pairs for a {x.ndim}-d tensor")
+    for i, ((b, a), n) in enumerate(zip(widths, x.shape)):
+        if n + min(b, 0) + min(a, 0) < 0:  # torch narrows by each negative width in turn
+            raise ShapeError(f"pad: negative padding ({b}, {a}) of dim {i} crops more than "
+                             f"its size {n} (narrow(): length must be non-negative)")
     crop = tuple(slice(max(-b, 0), x.shape[i] - max(-a, 0)) for i, (b, a) in
                  enumerate(widths))
     if any(b < 0 or a < 0 for b, a in widths):

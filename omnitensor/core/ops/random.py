@@ -181,7 +181,7 @@ def randint(low: int, high: Any = None, size: Any = None, *, generator: Generato
         low, high = 0, low
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
-    shape = as_shape((size,)) if isinstance(size, (tuple, list)) else as_shape((size,))
+    shape = as_shape((size,), op="randint", sequence=True)  # torch: randint(0, 3, 5) is refused
     span = int(high) - int(low)
     if span <= 0:
         raise ValueError(f"randint: expected low < high, got low={low}, high={high}")
@@ -238,7 +238,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *,
         if not isinstance(ref, Tensor):
             raise TypeError("normal: give size= when mean and std are numbers")
         size, device, dtype = ref.shape, ref.device, dtype or ref.dtype
-    z = randn(as_shape((size,)) if not isinstance(size, tuple) else size, generator=generator,
+    z = randn(as_shape((size,), op="normal", sequence=True), generator=generator,
               dtype=dtype, device=device)
     return z * std + mean
 

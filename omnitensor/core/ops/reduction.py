@@ -16,7 +16,7 @@ from .. import dtypes as _dt
 from ..autocast_state import autocast_entry, autocast_operands, state as _autocast
 from ..graph import needs_grad, no_grad_ctx, record
 from ..layout_dispatch import dispatch as layout_dispatch, non_strided
-from ..shape_util import normalize_axes, normalize_axis, prod as _prod
+from ..shape_util import no_none_dim, normalize_axes, normalize_axis, prod as _prod
 from ..tensor import Tensor, _make
 from .elementwise import _backend_failure, maximum, minimum
 from .ternary import where
@@ -349,8 +349,9 @@ def std_mean(x: Tensor, dim: Any = None, unbiased: bool = True, keepdim: bool = 
 @autocast_entry("logsumexp")  # float32 on accelerators; outside via_compute: cast first
 @via_compute
 def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """``log(sum(exp(x)))`` over ``dim``, computed stably."""
-    axes = _axes(x, dim, None)
+    """``log(sum(exp(x)))`` over ``dim``, computed stably (``dim`` is required, as
+    torch: None is refused; ``()`` is every dim)."""
+    axes = _axes(x, no_none_dim(dim, "logsumexp"), None)
     xf = x if x._dtype.kind in "fc" else x.to(_dt.get_default_dtype())
     if not axes:
         return xf.clone()

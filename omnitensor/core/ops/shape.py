@@ -12,8 +12,8 @@ from ...errors import ShapeError
 from .. import forward_ad
 from ..graph import _mode, needs_grad, no_grad_ctx, record
 from ..layout_dispatch import dispatch as layout_dispatch, non_strided
-from ..shape_util import (as_shape, broadcast_shapes, infer_reshape, normalize_axes,
-                          normalize_axis, prod)
+from ..shape_util import (as_shape, broadcast_shapes, infer_reshape, int_arg,
+                          normalize_axes, normalize_axis, prod)
 from ..tensor import Tensor, _make
 from .elementwise import _backend_failure
 from .creation import zeros
@@ -66,7 +66,7 @@ def reshape(x: Tensor, /, shape: Any, *more: Any, copy: bool | None = None) -> T
     """A tensor of the new shape (a view when possible; ``copy=True`` always copies,
     ``copy=False`` raises instead of copying). One dimension may be -1. ``x.reshape(2, 3)``
     and ``reshape(x, (2, 3))`` both work."""
-    target = infer_reshape(_shape_args((shape,) + more), x.numel())
+    target = infer_reshape(_shape_args((shape,) + more, "shape", "reshape"), x.numel())
     if target == x.shape and copy is not True:
         return _alias_view(x)  # view or reshape to the same shape: an alias, recorded
     be = x._device.backend
@@ -97,10 +97,13 @@ def _reshape_backward(node: Any, g: Tensor) -> tuple:
     return (g.reshape(node.shape),)
 
 
-def _shape_args(shape: Sequence[Any]) -> tuple[int, ...]:
+def _shape_args(shape: Sequence[Any], name: str = "size", op: str | None = None
+                ) -> tuple[int, ...]:
+    """``f(2, 3)`` or ``f((2, 3))``: ints by the one rule (:func:`int_arg`: no bool, no
+    float, no None), -1 left to the caller."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(int(s) for s in shape)
+    return tuple(int_arg(s, name, op) for s in shape)
 
 
 def view(x: Tensor, *shape: Any) -> Tensor:
@@ -131,7 +134,7 @@ def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
 
 def permute(x: Tensor, /, *axes: Any) -> Tensor:
     """Reorder axes (a view)."""
-    axes_t = _shape_args(axes)
+    axes_t = _shape_args(axes, "dims", "permute")
     if len(axes_t) != x.ndim:
         raise ShapeError(f"permute: got {len(axes_t)} axes {axes_t} for a {x.ndim}-d tensor")
     norm = tuple(normalize_axis(a, x.ndim) for a in axes_t)
@@ -270,7 +273,7 @@ def broadcast_to(x: Tensor, /, shape: Any) -> Tensor:
 
 def expand(x: Tensor, *sizes: Any) -> Tensor:
     """torch's expand: -1 keeps an axis' size."""
-    sizes = _shape_args(sizes)
+    sizes = _shape_args(sizes, "size", "expand")
     lead = len(sizes) - x.ndim
     if lead < 0:
         raise ShapeError(f"expand: the number of sizes {len(sizes)} must be at least the "

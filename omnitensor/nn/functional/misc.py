@@ -14,6 +14,7 @@ from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.ops.creation import arange, zeros
 from ...core.ops.random import Generator, rand
 from ...core.ops.join import pad_constant
+from ...core.shape_util import int_arg
 from ...core.sparse import make_coo
 from ...core.tensor import Tensor
 from ._utils import INDEX_CACHE
@@ -27,7 +28,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
         value: float | None = None) -> Tensor:
     """torch's ``F.pad``: ``pad = (last_before, last_after, prev_before, prev_after, ...)``.
     Modes: ``constant`` (negative values crop), ``reflect``, ``replicate``, ``circular``."""
-    pad = [int(v) for v in pad]
+    pad = [int_arg(v, "pad", "pad") for v in pad]
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise ValueError(f"pad: expected an even number of values, at most 2 * ndim, got "
                          f"{len(pad)} for a {input.ndim}-d tensor")
@@ -77,8 +78,12 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if tensor.dtype.kind not in "iu":
         raise TypeError(f"one_hot is only applicable to index tensors, got "
                         f"{tensor.dtype.name}")
+    num_classes = int_arg(num_classes, "num_classes", "one_hot")
+    if tensor.numel() == 0 and num_classes <= 0:
+        raise ValueError("one_hot: can not infer the number of classes from an empty tensor "
+                         f"(num_classes={num_classes}); give num_classes > 0")
     if num_classes == -1:
-        num_classes = int(tensor.max().item()) + 1 if tensor.numel() else 0
+        num_classes = int(tensor.max().item()) + 1
     if tensor.numel() and (int(tensor.min().item()) < 0 or
                            int(tensor.max().item()) >= num_classes):
         raise ValueError(f"one_hot: class values must be in [0, {num_classes})")

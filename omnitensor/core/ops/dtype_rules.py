@@ -55,8 +55,10 @@ def u_abs(op: str, d: DType) -> tuple[DType, DType]:
 
 
 def u_real_numeric(op: str, d: DType) -> tuple[DType, DType]:
-    if d.kind == "c":
-        raise _reject(op, (d,), "real dtypes (not complex)")
+    """relu, floor, ceil, trunc: real numbers only (torch refuses bool, as the Array API
+    leaves it out)."""
+    if d.kind == "c" or d is bool_:
+        raise _reject(op, (d,), "real numeric dtypes (not complex, not bool)")
     return d, d
 
 
@@ -95,9 +97,14 @@ def b_arith(op: str, a: DType, b: DType) -> tuple[DType, DType]:
 
 
 def b_subtract(op: str, a: DType, b: DType) -> tuple[DType, DType]:
+    """Numbers only: a bool operand (a tensor or a Python bool) is refused, as in torch and
+    the Array API, rather than promoted (``mask - 1`` is usually a mistaken ``~mask``)."""
+    if a is bool_ and b is bool_:
+        raise _reject(op, (a, b), "numeric dtypes; for bool tensors use logical_xor (^)")
+    if a is bool_ or b is bool_:
+        raise _reject(op, (a, b), "numeric dtypes (not bool); to invert a mask use "
+                                  "logical_not (~)")
     r = promote_types(a, b)
-    if r is bool_:
-        raise _reject(op, (a, b), "numeric dtypes; for bool tensors use logical_xor")
     return r, r
 
 

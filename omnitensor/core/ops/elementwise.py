@@ -28,7 +28,7 @@ from .. import oom as _oom
 from .elementwise_forwards import (_identity_for_integers, _float_predicate, _signbit,
                                   _positive, _real_part, _imag_part, _conj_forward, _rsqrt,
                                   _sigmoid, _sign, _relu, _floor_divide, _expm1, _tanh, _pow,
-                                  _PY_OF_KIND)
+                                  pow_exponent, _PY_OF_KIND)
 from .inplace import apply_inplace, check_leaf  # in-place ops under autograd (rebase, CopySlices)
 
 _new = object.__new__
@@ -253,9 +253,17 @@ def _binary(op: BinaryOp, a: Any, b: Any) -> Tensor:
     return _binary_general(op, a, b)
 
 
+_NO_BOOL_SCALAR = frozenset({"subtract"})  # ops whose rule refuses a Python bool operand
+
+
 def _binary_general(op: BinaryOp, a: Any, b: Any) -> Tensor:
     """Scalars, 0-d cpu tensors on other devices, and mismatched devices."""
     given = (a, b)
+    if op.name in _NO_BOOL_SCALAR and (a.__class__ is bool or b.__class__ is bool):
+        # a Python bool is weak (it takes the tensor's dtype), but torch still refuses it
+        # here: its rule sees the bool it is
+        op.rule(op.name, _dt.bool_ if a.__class__ is bool else a._dtype,
+                _dt.bool_ if b.__class__ is bool else b._dtype)
     dev, da, db, a, b = _operands(op.name, a, b)
     cd, od = op._cache.get((da, db)) or op.resolve(da, db)
     be = dev.backend
@@ -555,6 +563,8 @@ def _make_unary(op: UnaryOp) -> Callable[..., Tensor]:
 
 def _binary_autocast(op: BinaryOp, a: Any, b: Any) -> Tensor:
     """:func:`_binary` for the ops autocast runs in float32 on accelerators (pow)."""
+    if op.name == "pow":
+        b = pow_exponent(a, b)
     if _autocast.active:
         a, b = autocast_operands(op.name, a, b)
     return _binary(op, a, b)

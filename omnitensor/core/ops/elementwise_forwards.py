@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+import numpy as np
+
 from .. import dtypes as _dt
 
 _PY_OF_KIND = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
@@ -117,6 +119,20 @@ def _pow(be: Any, a: Any, b: Any, cd: _dt.DType) -> Any:
         at_neg = be.add(be.astype(be.equal(a, 1), cd.np),
                         be.multiply(be.astype(be.equal(a, -1), cd.np), sign))
     return be.where(neg, at_neg, r)
+
+
+def pow_exponent(base: Any, b: Any) -> Any:
+    """The Python-float exponent ``b`` of an integer (or bool) tensor ``base`` as torch
+    uses it: torch keeps it in double there, so ``int_x ** -1e-186`` is inf at 0 and NaN
+    below 0, where rounding it to float32 would give ``x ** -0.0 = 1`` (a float32 base
+    does round it: ``float_x ** 1e-60`` is 1, as here). The smallest normal float32 gives
+    torch's values (and 1 elsewhere) on every device, also on those that flush subnormals
+    to zero."""
+    if b.__class__ is not float or b == 0.0 or getattr(base, "dtype", None) is None or \
+            base.dtype.kind not in "biu":
+        return b
+    tiny = float(np.finfo(np.float32).tiny)
+    return math.copysign(tiny, b) if abs(b) < tiny else b
 
 
 def _expm1(be: Any, x: Any, cd: _dt.DType) -> Any:

@@ -15,7 +15,9 @@ from typing import Any
 from ...core.autocast_state import autocast_operands, state as _autocast
 from ...core.capture_hooks import composite
 from ...core.graph import needs_grad, no_grad_ctx, record
+from ...core.shape_util import broadcast_shapes
 from ...core.tensor import Tensor
+from ...errors import ShapeError
 from ...core.trusted import ops_for
 from ._utils import differentiable_backward
 
@@ -39,6 +41,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise ValueError(f"linear: input of shape {tuple(input.shape)} does not match weight "
                          f"of shape {tuple(weight.shape)} (expected last dim "
                          f"{weight.shape[1]})")
+    if bias is not None:
+        _check_bias(bias, tuple(input.shape[:-1]) + (weight.shape[0],))
     ops = ops_for(input, weight, bias)
     with no_grad_ctx():
         out = ops.matmul(input, ops.t(weight))
@@ -51,6 +55,20 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
                (input if weight.requires_grad else None,
                 weight if input.requires_grad else None))
     return out
+
+
+def _check_bias(bias: Any, shape: tuple) -> None:
+    """The bias is added in place to the ``shape`` result: it must broadcast to exactly
+    that shape (torch's check; the trusted in-place add checks no shapes)."""
+    if not isinstance(bias, Tensor):
+        raise TypeError(f"linear: bias must be a Tensor or None, got {type(bias).__name__}")
+    try:
+        ok = broadcast_shapes(shape, tuple(bias.shape)) == shape
+    except ShapeError:
+        ok = False
+    if not ok:
+        raise ShapeError(f"linear: bias of shape {tuple(bias.shape)} does not broadcast to "
+                         f"the output shape {shape} (expected ({shape[-1]},))")
 
 
 def _linear_backward(node: Any, g: Tensor) -> tuple:

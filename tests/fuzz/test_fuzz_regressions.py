@@ -42,3 +42,234 @@ def test_unbatched_cross_entropy_without_classes_is_nan(device):
     got = ot.nn.functional.cross_entropy(ot.zeros(0, device=device), ot.zeros(0, device=device))
     want = torch.nn.functional.cross_entropy(torch.zeros(0), torch.zeros(0))
     assert np.isnan(got.item()) and np.isnan(want.item())
+
+
+# ------------------------------------------------ issue 32: one rule for dim/size arguments
+import omnitensor.torch_face as otorch  # noqa: E402 - torch's meanings, as the fuzz calls them
+
+F = ot.nn.functional
+TF = torch.nn.functional
+
+# torch refuses a bool where it wants an int dim or size (``True`` is an int to Python)
+BOOL_ARGS = [
+    ("sum", lambda m, x: x.sum(True)), ("mean", lambda m, x: x.mean(True)),
+    ("amax", lambda m, x: x.amax(True)), ("argmax", lambda m, x: x.argmax(True)),
+    ("cumsum", lambda m, x: x.cumsum(True)), ("sort", lambda m, x: x.sort(True)),
+    ("softmax", lambda m, x: x.softmax(True)), ("logsumexp", lambda m, x: x.logsumexp(True)),
+    ("max", lambda m, x: x.max(True)), ("transpose", lambda m, x: x.transpose(-1, True)),
+    ("flatten", lambda m, x: x.flatten(True)), ("unsqueeze", lambda m, x: x.unsqueeze(True)),
+    ("squeeze", lambda m, x: x.squeeze(True)), ("narrow", lambda m, x: x.narrow(True, 0, 1)),
+    ("flip", lambda m, x: x.flip(True)), ("roll_dims", lambda m, x: x.roll(1, True)),
+    ("roll_shifts", lambda m, x: x.roll(True, 0)), ("cat", lambda m, x: m.cat([x], True)),
+    ("stack", lambda m, x: m.stack([x], True)),
+    ("index_select", lambda m, x: x.index_select(True, m.tensor([0], device=x.device))),
+    ("gather", lambda m, x: x.gather(True, m.zeros((2, 3), dtype=m.int64, device=x.device))),
+    ("reshape", lambda m, x: x.reshape(True)), ("expand", lambda m, x: x.expand(True)),
+    ("zeros", lambda m, x: m.zeros(True)), ("empty", lambda m, x: m.empty(True)),
+    ("zeros_list", lambda m, x: m.zeros([True])), ("full", lambda m, x: m.full(True, 1.0)),
+    ("eye", lambda m, x: m.eye(True)), ("pad", lambda m, x: (TF if m is torch else F).pad(
+        x, [True, 1])),
+]
+
+
+@pytest.mark.parametrize("name,call", BOOL_ARGS, ids=[c[0] for c in BOOL_ARGS])
+def test_a_bool_dim_or_size_is_refused_like_torch(device, name, call):
+    with pytest.raises(TypeError):
+        call(torch, torch.zeros(2, 3))
+    with pytest.raises(TypeError, match=r"must be (int|tuple of ints).*bool"):
+        call(otorch, ot.zeros((2, 3), device=device))
+
+
+# None: refused where torch refuses it; "every dim" where torch reads it so
+NONE_REFUSED = [
+    ("flip", lambda m, x: x.flip(None)), ("flip_dims", lambda m, x: x.flip(dims=None)),
+    ("squeeze", lambda m, x: x.squeeze(None)), ("squeeze_fn", lambda m, x: m.squeeze(x, None)),
+    ("prod", lambda m, x: x.prod(None)), ("prod_fn", lambda m, x: m.prod(x, None)),
+    ("max", lambda m, x: x.max(None)), ("max_fn", lambda m, x: m.max(x, None)),
+    ("min", lambda m, x: x.min(None)), ("logsumexp", lambda m, x: x.logsumexp(None)),
+    ("cumsum", lambda m, x: x.cumsum(None)), ("sort", lambda m, x: x.sort(None)),
+    ("eye", lambda m, x: m.eye(2, None)), ("zeros", lambda m, x: m.zeros(None)),
+]
+NONE_ACCEPTED = [
+    ("sum", lambda m, x: x.sum(None)), ("mean", lambda m, x: x.mean(None)),
+    ("amax", lambda m, x: x.amax(None)), ("argmax", lambda m, x: x.argmax(None)),
+    ("std", lambda m, x: x.std(None)), ("var", lambda m, x: x.var(None)),
+    ("roll", lambda m, x: x.roll(1, None)), ("std_unbiased", lambda m, x: x.std(True)),
+    ("squeeze_none_given", lambda m, x: x.squeeze()), ("prod_none_given", lambda m, x: x.prod()),
+    ("max_none_given", lambda m, x: x.max()), ("flip_int", lambda m, x: x.flip(0)),
+]
+
+
+@pytest.mark.parametrize("name,call", NONE_REFUSED, ids=[c[0] for c in NONE_REFUSED])
+def test_a_none_dim_is_refused_where_torch_refuses_it(device, name, call):
+    with pytest.raises(TypeError):
+        call(torch, torch.zeros(2, 3))
+    with pytest.raises(TypeError, match="NoneType"):
+        call(otorch, ot.zeros((2, 3), device=device))
+
+
+@pytest.mark.parametrize("name,call", NONE_ACCEPTED, ids=[c[0] for c in NONE_ACCEPTED])
+def test_a_none_dim_works_where_torch_reads_it_as_every_dim(device, name, call):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) / 4 + 0.5
+    want = call(torch, torch.tensor(x))
+    got = call(otorch, ot.tensor(x, device=device))
+    np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-6)
+
+
+SIZE_FORMS = [  # torch's factories: which spellings of a size they take
+    ("full_int", lambda m: m.full(3, 1.0)), ("full_list", lambda m: m.full([3], 1.0)),
+    ("ones_none", lambda m: m.ones()), ("ones_empty_tuple", lambda m: m.ones(())),
+    ("zeros_ints", lambda m: m.zeros(2, 3)), ("empty_int", lambda m: m.empty(3)),
+    ("randint_int", lambda m: m.randint(0, 3, 5)),
+    ("randint_tuple", lambda m: m.randint(0, 3, (5,))),
+    ("normal_int", lambda m: m.normal(0.0, 1.0, 3)),
+    ("normal_tuple", lambda m: m.normal(0.0, 1.0, (3,))),
+    ("eye_n", lambda m: m.eye(2)), ("eye_nm", lambda m: m.eye(2, 3)),
+    ("zeros_tensor", lambda m: m.zeros(m.tensor(2))),
+]
+
+
+@pytest.mark.parametrize("name,call", SIZE_FORMS, ids=[c[0] for c in SIZE_FORMS])
+def test_factory_size_forms_are_torchs(name, call):
+    try:
+        want = call(torch)
+    except TypeError:
+        with pytest.raises(TypeError, match="size|must be"):
+            call(otorch)
+        return
+    assert tuple(call(otorch).shape) == tuple(want.shape)
+
+
+def test_the_array_api_namespace_keeps_its_own_forms():
+    """``omnitensor`` itself is an Array API namespace: ``full(3, v)`` and
+    ``eye(n, None)`` are valid there (the torch face refuses them, as torch)."""
+    assert tuple(ot.full(3, 1.0).shape) == (3,)
+    assert tuple(ot.eye(2, None).shape) == (2, 2)
+    assert tuple(ot.flip(ot.arange(3), None).tolist()) == (2, 1, 0)
+
+
+@pytest.mark.parametrize("op", ["relu", "floor", "ceil", "trunc"])
+def test_real_only_ops_refuse_bool_like_torch(device, op):
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        getattr(torch.zeros(2, dtype=torch.bool), op)()
+    with pytest.raises(TypeError, match=f"{op}: not supported for dtype bool"):
+        getattr(ot.zeros(2, dtype=ot.bool, device=device), op)()
+
+
+@pytest.mark.parametrize("pads", [[-1, -1], [-2, -2], [-4, 1], [-3, -2], [-5, 2], [2, -5],
+                                  [-1, -3, -3, -2], [-3, 0, -1, -2], [1, -1, -4, 0]])
+def test_negative_pad_crops_as_far_as_torch_lets_it(device, pads):
+    """torch narrows by each negative width in turn: cropping more than the size is an
+    error even when positive padding would make the result's size non-negative."""
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    try:
+        want = TF.pad(torch.tensor(x), pads)
+    except RuntimeError:
+        with pytest.raises(ValueError, match="crops more than"):
+            F.pad(ot.tensor(x, device=device), pads)
+        return
+    got = F.pad(ot.tensor(x, device=device), pads)
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("shape,shift,dim", [((0,), 0, 3), ((0,), 1, 2), ((0, 3), 1, 5)])
+def test_roll_of_an_empty_tensor_takes_any_dim(device, shape, shift, dim):
+    want = torch.zeros(shape).roll(shift, dim)
+    got = ot.zeros(shape, device=device).roll(shift, dim)
+    assert tuple(got.shape) == tuple(want.shape)
+    with pytest.raises(IndexError):
+        ot.zeros((2, 3), device=device).roll(shift, dim)
+
+
+@pytest.mark.parametrize("e", [-1.0729162072386908e-186, 1e-50, -2.7659841638437023e-62])
+def test_a_tiny_python_exponent_of_an_integer_tensor_is_not_rounded_to_zero(device, e):
+    """An integer base: torch keeps the exponent in double, so 0 ** -tiny is inf and a
+    negative base NaN, where rounding it to float32 gave x ** -0.0 = 1 everywhere. (torch's
+    CPU kernel rounds it once a tensor has 32 elements or more; the math, and torch below
+    that, say this.)"""
+    x = np.array([[-1, 0, 2], [3, 1, -2]], dtype=np.int64)
+    want = (torch.tensor(x) ** e).numpy()
+    got = (ot.tensor(x, device=device) ** e).cpu().numpy()
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_tiny_python_exponent_of_a_float32_tensor_rounds_to_its_dtype(device):
+    """A float32 base: the Array API converts a Python scalar to the array's dtype (as
+    torch's vectorised kernel does), so ``x ** 1e-60`` is ``x ** 0 = 1``."""
+    x = np.linspace(-3, 3, 64, dtype=np.float32).reshape(4, 4, 4)
+    want = (torch.tensor(x) ** 7.85e-68).numpy()
+    got = (ot.tensor(x, device=device) ** 7.85e-68).cpu().numpy()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, np.ones_like(x))
+
+
+@pytest.mark.parametrize("call", [lambda m, i, b: i - b, lambda m, i, b: b - i,
+                                  lambda m, i, b: b - b, lambda m, i, b: i - True,
+                                  lambda m, i, b: True - i, lambda m, i, b: b - 0.5])
+def test_subtracting_a_bool_is_refused_like_torch(device, call):
+    with pytest.raises(RuntimeError, match="Subtraction"):
+        call(torch, torch.tensor([1, 2]), torch.tensor([True, False]))
+    with pytest.raises(TypeError, match="subtract: not supported for dtype .*bool"):
+        call(ot, ot.tensor([1, 2], device=device), ot.tensor([True, False], device=device))
+
+
+def test_linspace_ends_must_be_numbers_even_for_no_steps(device):
+    for bad in ("a", None):
+        with pytest.raises(TypeError):
+            torch.linspace(bad, 1.0, 0)
+        with pytest.raises(TypeError, match="must be Number"):
+            ot.linspace(bad, 1.0, 0, device=device)
+    np.testing.assert_array_equal(ot.linspace(-1, True, 3, device=device).cpu().numpy(),
+                                  torch.linspace(-1, True, 3).numpy())
+
+
+@pytest.mark.parametrize("bias_shape", [(3, 4), (2, 3, 3), (3,), (1, 3), (3, 3), ()])
+def test_linear_refuses_a_bias_that_does_not_broadcast_to_its_output(device, bias_shape):
+    """The bias is added in place on the trusted path, which checks no shapes: opencl
+    accepted a (3, 4) bias for a (3, 3) output."""
+    x, w = np.ones((3, 4), np.float32), np.ones((3, 4), np.float32)
+    b = np.arange(int(np.prod(bias_shape)), dtype=np.float32).reshape(bias_shape)
+    try:
+        want = TF.linear(torch.tensor(x), torch.tensor(w), torch.tensor(b))
+    except RuntimeError:
+        with pytest.raises(ValueError, match="does not broadcast to the output shape"):
+            F.linear(ot.tensor(x, device=device), ot.tensor(w, device=device),
+                     ot.tensor(b, device=device))
+        return
+    got = F.linear(ot.tensor(x, device=device), ot.tensor(w, device=device),
+                   ot.tensor(b, device=device))
+    np.testing.assert_allclose(got.cpu().numpy(), want.numpy())
+
+
+EMPTY_FORMS = [  # torch's rules at size 0: what it accepts there and what it still checks
+    ("split_0_of_empty", lambda m, d: m.zeros((2, 0, 2), device=d).split(0, 1)),
+    ("split_of_empty", lambda m, d: m.zeros((1, 0, 4), device=d).split(5, -2)),
+    ("split_0_of_nonempty", lambda m, d: m.zeros((2, 3), device=d).split(0, 0)),
+    ("repeat_negative_of_empty", lambda m, d: m.zeros(0, device=d).repeat(-1)),
+    ("repeat_negative", lambda m, d: m.zeros(2, device=d).repeat(-1)),
+    ("one_hot_empty_infer", lambda m, d: m.nn.functional.one_hot(
+        m.zeros(0, dtype=m.int64, device=d), -1)),
+    ("one_hot_empty_0", lambda m, d: m.nn.functional.one_hot(
+        m.zeros(0, dtype=m.int64, device=d), 0)),
+    ("one_hot_empty_3", lambda m, d: m.nn.functional.one_hot(
+        m.zeros((2, 0), dtype=m.int64, device=d), 3)),
+    ("gather_empty_index_bad_dim", lambda m, d: m.zeros(4, device=d).gather(
+        4, m.zeros((1, 1, 0), dtype=m.int64, device=d))),
+    ("cat_none", lambda m, d: m.cat([m.zeros((2, 3), device=d)], None)),
+    ("prod_tuple", lambda m, d: m.prod(m.ones((2, 3), device=d), (0, 1))),
+    ("arange_none_end", lambda m, d: m.arange(1, None, 2, device=d)),
+]
+
+
+@pytest.mark.parametrize("name,call", EMPTY_FORMS, ids=[c[0] for c in EMPTY_FORMS])
+def test_edge_forms_match_torch(device, name, call):
+    try:
+        want = call(torch, "cpu")
+    except (RuntimeError, TypeError, IndexError) as e:
+        with pytest.raises(type(e) if isinstance(e, (TypeError, IndexError)) else ValueError):
+            call(otorch, device)
+        return
+    got = call(otorch, device)
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    assert [tuple(t.shape) for t in got] == [tuple(t.shape) for t in want]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-import omnitensor as ot
+import omnitensor.torch_face as ot  # torch's meanings (the oracle is torch)
 import omnitensor.nn.functional as OF
 
 try:

@@ -10,12 +10,16 @@ by name and builds arrays with ``xp.asarray(..., device=...)``, as for any libra
 from __future__ import annotations
 
 import os
+import zlib
 
 os.environ.setdefault("SCIPY_ARRAY_API", "1")  # before SciPy is imported anywhere
 
 DEVICE = os.environ.get("OMNITENSOR_SKLEARN_DEVICE", "cpu")
 #: the float dtypes scikit-learn's tests run in (comma-separated)
 DTYPES = tuple(os.environ.get("OMNITENSOR_SKLEARN_DTYPES", "float64,float32").split(","))
+#: ``"i/n"``: keep only the tests whose id hashes to ``i`` modulo ``n`` (the driving test's
+#: CI slice on devices, as ``device_sampled`` tests are sliced); empty: every test
+SHARD = os.environ.get("OMNITENSOR_SKLEARN_SHARD", "")
 NAMESPACE_PARAMS = ("array_namespace", "namespace", "namespace_and_device",
                     "from_ns_and_device", "to_ns_and_device")
 
@@ -45,11 +49,19 @@ def pytest_configure(config) -> None:
         api.yield_mixed_namespace_input_permutations = _mixed
 
 
+def _in_shard(nodeid: str) -> bool:
+    if not SHARD:
+        return True
+    i, n = (int(v) for v in SHARD.split("/"))
+    return zlib.crc32(nodeid.encode()) % n == i
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     keep, drop = [], []
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        (keep if any(p in params for p in NAMESPACE_PARAMS) else drop).append(item)
+        takes_namespace = any(p in params for p in NAMESPACE_PARAMS)
+        (keep if takes_namespace and _in_shard(item.nodeid) else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
     items[:] = keep

@@ -26,7 +26,7 @@ from .core.dtypes import (bool_ as bool, complex64, complex128, float16, float32
 from .core.dtypes import (complex32, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
                           float8_e5m2fnuz,
                           float8_e8m0fnu)
-from .backends.cpu_threads import get_num_threads, set_num_threads
+from .backends.cpu.threads import get_num_threads, set_num_threads
 from .core.graph import is_grad_enabled
 from .core.tensor import Tensor
 from .errors import (BackendError, BackendUnavailableError, DeviceError, DeviceMismatchError,

@@ -5,7 +5,7 @@ A launcher is called as ``kernel(*arrays) -> outputs`` with the group's argument
 bases, then in-place buffers). It appends the group's fresh outputs, allocated once and
 reused between calls when nothing outside the call can see them, runs the kernel, and
 returns the outputs the plan reads. A strided in-place target runs the group's original
-ops instead (``fallback``). Each device's module (``cpu_fused``, ``opencl/fused``, ``sycl/fused``, ``cuda_fused``)
+ops instead (``fallback``). Each device's module (``cpu/fused``, ``opencl/fused``, ``sycl/fused``, ``cuda/fused``)
 adds only its compile and launch.
 """
 from __future__ import annotations

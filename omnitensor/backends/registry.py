@@ -21,13 +21,13 @@ if TYPE_CHECKING:  # pragma: no cover
 #: device type -> its declaration (import target, pip extra, packages, default collective
 #: transport); a new backend is one entry here and one adapter module
 BACKENDS: dict[str, BackendSpec] = {s.device_type: s for s in (
-    BackendSpec("cpu", "omnitensor.backends.numpy_backend:NumpyBackend", extra="",
+    BackendSpec("cpu", "omnitensor.backends.cpu.backend:NumpyBackend", extra="",
                 packages=("numpy",), transport="mpi", host=True),
     BackendSpec("opencl", "omnitensor.backends.opencl:OpenCLBackend", extra="opencl",
                 packages=("pyopencl", "pocl-binary-distribution"), transport="mpi"),
     BackendSpec("sycl", "omnitensor.backends.sycl:SyclBackend", extra="sycl",
                 packages=("dpctl", "dpnp", "intel-opencl-rt"), transport="mpi"),
-    BackendSpec("cuda", "omnitensor.backends.cupy_backend:CupyBackend", extra="cuda",
+    BackendSpec("cuda", "omnitensor.backends.cuda.backend:CupyBackend", extra="cuda",
                 packages=("cupy-cuda12x", "cupy-cuda13x", "cupy", "cupy-rocm-6-0"),
                 transport="nccl"),
 )}

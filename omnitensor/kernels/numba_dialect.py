@@ -1,5 +1,5 @@
 """The Python "dialect" of the op table: fused kernels on ``cpu`` are Python loop nests
-compiled by numba's ``njit`` (``omnitensor.backends.cpu_fused``).
+compiled by numba's ``njit`` (``omnitensor.backends.cpu.fused``).
 
 :class:`NumbaPython` answers :class:`~.dialect.Language`'s per-element API in Python: NumPy's
 scalar ufuncs, which numba implements with NumPy's semantics, each result converted to the

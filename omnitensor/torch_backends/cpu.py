@@ -1,5 +1,5 @@
 """``torch.backends.cpu`` on omnitensor. This is torch's flag module, not the cpu device
-adapter (that is ``omnitensor.backends.numpy_backend``)."""
+adapter (that is ``omnitensor.backends.cpu``)."""
 from __future__ import annotations
 
 

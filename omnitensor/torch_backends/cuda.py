@@ -3,7 +3,7 @@
 inert, because omnitensor's CUDA path (CuPy) uses none of torch's CUDA kernels. ``is_built()``
 says whether omnitensor's CUDA backend (CuPy) is installed, not whether a GPU is present: ask
 ``omnitensor.cuda.is_available()`` for that. This is not the CUDA device adapter, which is
-``omnitensor.backends.cupy_backend``."""
+``omnitensor.backends.cuda``."""
 from __future__ import annotations
 
 import importlib.util

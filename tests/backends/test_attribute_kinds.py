@@ -69,7 +69,7 @@ def test_every_attribute_of_a_real_backend_is_classified(device_type: str) -> No
 def _cuda_declared_names() -> set[str]:
     """The public names the CuPy backend defines (class body, methods, ``self.x = ``),
     read from its source: it imports only where CuPy is installed."""
-    tree = ast.parse(Path(base.__file__).with_name("cupy_backend.py").read_text())
+    tree = ast.parse((Path(base.__file__).parent / "cuda" / "backend.py").read_text())
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "CupyBackend")
     names: set[str] = set()
     for node in cls.body:
@@ -91,7 +91,7 @@ def _cuda_declared_names() -> set[str]:
 
 def test_every_attribute_of_the_cuda_backend_is_classified() -> None:
     try:
-        from omnitensor.backends.cupy_backend import CupyBackend
+        from omnitensor.backends.cuda.backend import CupyBackend
     except ImportError:
         names = _cuda_declared_names()
         assert {"to_numpy", "transfer_from", "is_rocm", "memory_reserved"} <= names

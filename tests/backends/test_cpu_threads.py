@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import omnitensor as ot
-from omnitensor.backends import cpu_threads
+from omnitensor.backends.cpu import threads as cpu_threads
 from omnitensor.backends.registry import get_backend
 
 CPU = get_backend("cpu")

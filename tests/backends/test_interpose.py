@@ -8,7 +8,7 @@ import pytest
 
 from omnitensor.backends import base
 from omnitensor.backends.interpose import Interposer, Policy
-from omnitensor.backends.numpy_backend import NumpyBackend
+from omnitensor.backends.cpu.backend import NumpyBackend
 
 
 class Counting(Policy):

@@ -37,7 +37,7 @@ _LAST_SET: dict[int, tuple] = {}
 
 class Kernel(FusedLauncher):
     """``kernel(*arrays) -> outputs`` for one fused group on CLArrays (see
-    ``backends/cpu_fused.Kernel``)."""
+    ``backends/cpu/fused.Kernel``)."""
 
     #: the dialect its programs are rendered in
     dialect: Dialect = OPENCL_C

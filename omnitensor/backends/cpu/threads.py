@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import envvars
+from ... import envvars
 
 #: calls on fewer elements run unsplit (a pool round trip costs ~20-40 us)
 MIN_ELEMENTS = 1 << 18

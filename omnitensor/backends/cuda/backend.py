@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .namespace_backend import NamespaceBackend, library_spmm
+from ..namespace_backend import NamespaceBackend, library_spmm
 
 try:
     import cupy
@@ -57,7 +57,7 @@ class CupyBackend(NamespaceBackend):
             pass
         self._sigmoid_kernel = None
         if self._count > 1:  # CuPy computes on the current device: follow the operands'
-            from .device_guard import guard_backend
+            from ..device_guard import guard_backend
             guard_backend(self, cupy.ndarray, lambda a: a.device.id,
                           cupy.cuda.runtime.getDevice, cupy.cuda.Device)
 
@@ -99,13 +99,13 @@ class CupyBackend(NamespaceBackend):
     def fused_kernels(self) -> Any:
         """The launcher of ``omnitensor.compile``'s fused kernels: CUDA C through NVRTC
         (the hook's contract is in backends/base.py)."""
-        from .cuda_fused import Kernel
+        from .fused import Kernel
         return Kernel
 
     def device_timer(self, index: int) -> Any:
         """The profiler's device timer: CUDA events on the device's current stream (the
-        hook's contract is in backends/base.py; the mechanism in cuda_timer.py)."""
-        from .cuda_timer import CudaDeviceTimer
+        hook's contract is in backends/base.py; the mechanism in cuda/profiling.py)."""
+        from .profiling import CudaDeviceTimer
         return CudaDeviceTimer(index)
 
     def device_index(self, x: Any) -> int:

@@ -12,10 +12,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..kernels import fused as render
-from ..kernels.dialect import CUDA_C, Dialect
-from ..kernels.fused_spec import KernelSpec
-from .fused import FusedLauncher
+from ...kernels import fused as render
+from ...kernels.dialect import CUDA_C, Dialect
+from ...kernels.fused_spec import KernelSpec
+from ..fused import FusedLauncher
 
 _BLOCK = 256
 

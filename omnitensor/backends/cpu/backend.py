@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from . import cpu_threads
-from .base import BINARY, UNARY
-from .namespace_backend import NamespaceBackend, library_spmm, lookup
+from . import threads
+from ..base import BINARY, UNARY
+from ..namespace_backend import NamespaceBackend, library_spmm, lookup
 
 # NumPy reports overflow, division by zero and invalid values as RuntimeWarnings; torch
 # returns inf/nan silently. Ignore them when the ufunc is called from omnitensor's own
@@ -22,12 +22,12 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"omnitensor(\
 
 def _array_result(ufunc: Any) -> Any:
     """Wrap a ufunc so that 0-d inputs give 0-d arrays rather than NumPy scalars, and large
-    calls run split over threads (``cpu_threads``). One wrapper per arity: ``*args`` would
+    calls run split over threads (``threads``). One wrapper per arity: ``*args`` would
     cost ~0.2 us per op on this hot path."""
     ndarray = np.ndarray
     asarray = np.asarray
-    split = cpu_threads.split_call
-    big = cpu_threads.MIN_ELEMENTS
+    split = threads.split_call
+    big = threads.MIN_ELEMENTS
     if getattr(ufunc, "nin", 1) == 2:
         def call(a: Any, b: Any, out: Any = None) -> Any:
             if (a.__class__ is ndarray and a.size >= big) or \
@@ -121,7 +121,7 @@ class NumpyBackend(NamespaceBackend):
         contract is in backends/base.py)."""
         if importlib.util.find_spec("numba") is None:
             return None
-        from .cpu_fused import Kernel
+        from .fused import Kernel
         return Kernel
 
     def __init__(self) -> None:

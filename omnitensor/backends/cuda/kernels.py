@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from ..kernels.ctype import BY_NP, CType
-from ..kernels.dialect import CUDA_C
-from ..kernels.elementwise import kernel_type, op_kernel_source, out_type, pack_params
-from ..kernels.helpers import helpers
+from ...kernels.ctype import BY_NP, CType
+from ...kernels.dialect import CUDA_C
+from ...kernels.elementwise import kernel_type, op_kernel_source, out_type, pack_params
+from ...kernels.helpers import helpers
 
 _BLOCK = 256
 
@@ -68,7 +68,7 @@ class CudaKernels:
         for i, x in enumerate(operands):
             if isinstance(x, cupy.ndarray):
                 if not x.flags.c_contiguous or x.dtype != ref.dtype or x.shape != ref.shape:
-                    raise ValueError("cuda_kernels.elementwise takes contiguous arrays of one "
+                    raise ValueError("cuda.kernels.elementwise takes contiguous arrays of one "
                                      "dtype and shape")
                 ptrs.append(x)
                 scal.append(t.zero)

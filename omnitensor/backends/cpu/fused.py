@@ -21,9 +21,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..kernels import fused as render
-from ..kernels.fused_spec import KernelSpec
-from .fused import FusedLauncher
+from ...kernels import fused as render
+from ...kernels.fused_spec import KernelSpec
+from ..fused import FusedLauncher
 
 _LOCK = threading.Lock()
 _LOADED: dict[str, Callable[..., Any]] = {}

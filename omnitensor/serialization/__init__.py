@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..checkpoint_objects import (WeightsOnlyError, add_safe_globals, clear_safe_globals,
+from .objects import (WeightsOnlyError, add_safe_globals, clear_safe_globals,
                                   get_safe_globals, safe_globals, user_allowed)
 from . import safetensors_format
 from .files import CheckpointError, map_checkpoint, read_checkpoint_bytes, write_atomically

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..checkpoint_objects import global_path, object_state
+from .objects import global_path, object_state
 from ..core import dtypes as _dt
 from ..core.device import Device
 from ..core.shape_util import Size

@@ -8,7 +8,7 @@ and any safetensors reader can take the tensors out of it.
 What can be saved: nested dicts (``OrderedDict``, ``defaultdict`` too), lists, tuples
 and sets of tensors, NumPy arrays, Python numbers, strings, bytes and None, devices,
 dtypes and ``Size``, and whole objects (stored as their class's import path and their
-state, see :mod:`omnitensor.checkpoint_objects`); a tensor or object reached twice (tied
+state, see :mod:`omnitensor.serialization.objects`); a tensor or object reached twice (tied
 weights, an optimizer's parameters) is stored once and comes back shared. Each tensor
 records its device. Written with ``omnitensor.save(obj, f, format="safetensors")`` or to a
 ``.safetensors`` path; ``omnitensor.load`` recognises it from its first bytes.
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..checkpoint_objects import global_path, object_state, rebuild_object, resolve_global
+from .objects import global_path, object_state, rebuild_object, resolve_global
 from ..core import dtypes as _dt
 from ..core.tensor import Tensor
 from .files import BYTES_PER_FILE_BYTE, MAX_DEPTH, CheckpointError, build_budget
@@ -394,7 +394,7 @@ class _Decoder:
 
     def _object(self, node: dict[str, Any]) -> Any:
         """A class/function reference or an object, only if allowlisted (weights_only) or
-        trusted (weights_only=False): see omnitensor.checkpoint_objects."""
+        trusted (weights_only=False): see omnitensor.serialization.objects."""
         if "__global__" in node:
             path = node["__global__"]
             if not isinstance(path, str):

@@ -24,7 +24,7 @@ import struct
 from collections import Counter, OrderedDict, defaultdict
 from typing import Any, Callable, NoReturn
 
-from ..checkpoint_objects import (WeightsOnlyError, rebuild_object, refusal, user_allowed,
+from .objects import (WeightsOnlyError, rebuild_object, refusal, user_allowed,
                                   weights_only_error)
 from .files import MAX_DEPTH, CheckpointError
 from .rebuild import LoadContext

@@ -1,5 +1,5 @@
 """Objects in checkpoints: the allowlist (torch's ``safe_globals``) and how an object other than
-tensors and plain data is taken apart and rebuilt. Used by :mod:`omnitensor.serialization`.
+tensors and plain data is taken apart and rebuilt, for every format of the package.
 
 An object (a whole ``nn.Module``, an optimizer, an instance of the user's class) is stored as
 its class's import path (``"__main__.Net"``) and its state (``__getstate__()`` or

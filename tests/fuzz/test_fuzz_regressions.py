@@ -273,3 +273,26 @@ def test_edge_forms_match_torch(device, name, call):
     got = call(otorch, device)
     want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
     assert [tuple(t.shape) for t in got] == [tuple(t.shape) for t in want]
+
+
+@pytest.mark.parametrize("op", ["scatter", "scatter_add"])
+@pytest.mark.parametrize("x_shape,index_shape,src_shape,dim", [
+    ((1, 2, 0), (1, 2, 0), (), 0), ((3,), (0, 4), (2, 2), 0), ((3, 0, 0), (0,), (0,), 0),
+    ((), (2, 2, 0), (), 0), ((1, 2, 0), (1, 2, 0), (), 5)])
+def test_scatter_of_an_empty_index_writes_nothing_and_checks_only_the_dim(
+        device, op, x_shape, index_shape, src_shape, dim):
+    """torch returns the input for an empty index whatever the ranks and sizes of index
+    and src (the dim is still checked); omnitensor checked their shapes (or indexed a 0-d
+    src with three slices)."""
+    x = np.arange(int(np.prod(x_shape)), dtype=np.float32).reshape(x_shape)
+    args = (np.zeros(index_shape, np.int64), np.ones(src_shape, np.float32))
+    try:
+        want = getattr(torch.tensor(x), op)(dim, *(torch.tensor(a) for a in args))
+    except IndexError:
+        with pytest.raises(IndexError, match="Dimension out of range"):
+            getattr(ot.tensor(x, device=device), op)(
+                dim, *(ot.tensor(a, device=device) for a in args))
+        return
+    got = getattr(ot.tensor(x, device=device), op)(dim, *(ot.tensor(a, device=device)
+                                                         for a in args))
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())

@@ -93,6 +93,9 @@ def _scatter(x: Tensor, dim: int, index: Tensor, src: Any, accumulate: bool,
     if isinstance(src, Tensor) and src.dtype is not x.dtype:
         raise _dt.DTypeError(f"{name}(): Expected self.dtype to be equal to src.dtype, got "
                              f"{x.dtype.name} and {src.dtype.name}")
+    if isinstance(index, Tensor) and index.numel() == 0:
+        normalize_axis(dim, x.ndim)  # torch: an empty index writes nothing, checks the dim
+        return x.clone()
     if isinstance(index, Tensor) and _zero_d(x, index):
         normalize_axis(dim, 1)
         s = src.reshape(-1) if isinstance(src, Tensor) else src

@@ -55,7 +55,7 @@ def test_contracts_reject_core_importing_a_library(tmp_path: Path) -> None:
     # the package's own ignored imports do not occur in this small one
     config = tmp_path / ".importlinter"
     config.write_text(CONFIG.read_text().replace(
-        "exhaustive = False", "exhaustive = False\nunmatched_ignore_imports_alerting = none"))
+        "\nexhaustive = ", "\nunmatched_ignore_imports_alerting = none\nexhaustive = "))
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
     res = _lint(tmp_path, config, env)
     assert res.returncode != 0, res.stdout + res.stderr
@@ -77,6 +77,15 @@ def _skeleton(pkg: Path, parser: configparser.ConfigParser, layers: list[str]) -
                 path = pkg.joinpath(*parts[1:-1])
                 path.mkdir(parents=True, exist_ok=True)
                 (path / f"{parts[-1]}.py").write_text("")
+    for sec in parser.sections():  # the inner layers contracts (core.ops): their modules
+        if sec == "importlinter:contract:layers" or parser[sec].get("type") != "layers":
+            continue
+        for container in parser[sec]["containers"].split():
+            path = pkg.joinpath(*container.split(".")[1:])
+            path.mkdir(parents=True, exist_ok=True)
+            (path / "__init__.py").write_text("")
+            for name in {n for n in parser[sec]["layers"].split() if n not in ":|"}:
+                (path / f"{name}.py").write_text("")
 
 
 def test_contracts_reject_the_compiler_importing_a_vendor_library(tmp_path: Path) -> None:
@@ -90,8 +99,29 @@ def test_contracts_reject_the_compiler_importing_a_vendor_library(tmp_path: Path
     (pkg / "compiler" / "fused.py").write_text("from ..backends import opencl\n")
     config = tmp_path / ".importlinter"
     config.write_text(CONFIG.read_text().replace(
-        "exhaustive = False", "exhaustive = False\nunmatched_ignore_imports_alerting = none"))
+        "\nexhaustive = ", "\nunmatched_ignore_imports_alerting = none\nexhaustive = "))
     res = _lint(tmp_path, config, dict(os.environ, PYTHONPATH=str(tmp_path)))
     assert res.returncode != 0, res.stdout + res.stderr
     assert "omnitensor.compiler is not allowed to import pyopencl" in res.stdout, res.stdout
     assert "omnitensor.compiler.fused -> omnitensor.backends.opencl" in res.stdout, res.stdout
+
+
+def test_contracts_reject_an_elementwise_op_importing_a_reduction(tmp_path: Path) -> None:
+    """Inside core.ops the bands hold too: the elementwise family sits below the reductions
+    built on it, so an import of reduction from elementwise (even in a function) fails."""
+    pkg = tmp_path / "omnitensor"
+    parser = configparser.ConfigParser()
+    parser.read(CONFIG)
+    _skeleton(pkg, parser, parser["importlinter:contract:layers"]["layers"].split())
+    (pkg / "core" / "ops" / "elementwise.py").write_text(textwrap.dedent("""
+        def add(x):
+            from .reduction import sum  # an upward import, hidden in a function
+            return sum
+    """))
+    config = tmp_path / ".importlinter"
+    config.write_text(CONFIG.read_text().replace(
+        "\nexhaustive = ", "\nunmatched_ignore_imports_alerting = none\nexhaustive = "))
+    res = _lint(tmp_path, config, dict(os.environ, PYTHONPATH=str(tmp_path)))
+    assert res.returncode != 0, res.stdout + res.stderr
+    assert "omnitensor.core.ops.elementwise -> omnitensor.core.ops.reduction" in res.stdout, \
+        res.stdout

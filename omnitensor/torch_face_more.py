@@ -392,4 +392,8 @@ def names() -> dict[str, Any]:
                DisableTorchFunctionSubclass=DisableTorchFunctionSubclass)
     from . import torch_face_concrete  # sym_*, absent devices' autocast switches
     out.update(torch_face_concrete.names())
+    from . import futures, streams, torch_face_aten
+    out.update(Stream=streams.Stream, Event=streams.Event, Future=futures.Future,
+               get_device_module=streams.get_device_module,
+               embedding_bag=torch_face_aten.embedding_bag, lobpcg=torch_face_aten.lobpcg)
     return out

@@ -1,0 +1,208 @@
+"""torch's top-level ``Stream``, ``Event``, ``get_device_module``, ``futures.Future``,
+aten's ``embedding_bag`` and ``lobpcg`` (omnitensor/streams.py, omnitensor/futures.py,
+omnitensor/torch_face_aten.py) answer as real torch's, on every device."""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import omnitensor as ot
+import omnitensor.torch_face as face
+
+torch = pytest.importorskip("torch")
+
+
+# ------------------------------------------------------------- streams and events
+def test_cpu_stream_and_event_answer_as_torch():
+    s, ts = face.Stream("cpu"), torch.Stream("cpu")
+    assert (s.device_type, s.device_index, s.stream_id) == (ts.device_type, ts.device_index,
+                                                            ts.stream_id)
+    assert repr(s) == repr(ts)
+    assert s.query() is ts.query() is True
+    assert s.synchronize() is None and ts.synchronize() is None
+    assert s == face.Stream("cpu") and hash(s) == hash(face.Stream("cpu"))
+    for ours, theirs in ((s.record_event, ts.record_event),
+                         (lambda: s.wait_stream(s), lambda: ts.wait_stream(ts))):
+        with pytest.raises(RuntimeError) as a:
+            ours()
+        with pytest.raises(RuntimeError) as b:
+            theirs()
+        assert str(a.value) == str(b.value)
+    e, te = face.Event("cpu", enable_timing=True), torch.Event("cpu", enable_timing=True)
+    assert e.query() is te.query() is True
+    assert e.synchronize() is None and e.wait() is None
+    with pytest.raises(RuntimeError, match="doesn't support events"):
+        e.record()
+    with s:
+        pass
+
+
+def test_device_stream_orders_and_times_the_queue(device):
+    if device == "cpu":
+        pytest.skip("cpu streams: test_cpu_stream_and_event_answer_as_torch")
+    s = face.Stream(device)
+    assert s.device == ot.device(device)
+    assert s.device_type == {"opencl": 4, "sycl": 12, "cuda": 1}[ot.device(device).type]
+    assert s.device_index == ot.device(device).index
+    start, end = face.Event(device, enable_timing=True), face.Event(device, enable_timing=True)
+    x = ot.ones((256, 256), device=device)
+    start.record(s)
+    for _ in range(4):
+        x = x @ x / 256
+    s.record_event(end)
+    end.synchronize()
+    assert end.query() and s.query()
+    assert end.elapsed_time(start) <= 0 <= start.elapsed_time(end)
+    np.testing.assert_allclose(x.cpu().numpy(), np.ones((256, 256)), rtol=1e-5)
+    ev = s.record_event()
+    s.wait_event(ev)
+    s.wait_stream(face.Stream(device))
+    ev.wait(s)
+    with pytest.raises(RuntimeError, match="enable_timing"):
+        ev.elapsed_time(end)
+    with pytest.raises(RuntimeError, match="recorded"):
+        face.Event(device, enable_timing=True).elapsed_time(end)
+
+
+def test_get_device_module():
+    assert face.get_device_module("cuda") is face.cuda
+    cpu = face.get_device_module("cpu")
+    assert cpu is face.get_device_module(face.device("cpu"))
+    assert cpu.is_available() is torch.cpu.is_available()
+    assert cpu.device_count() == torch.cpu.device_count()
+    assert cpu.current_device() == torch.cpu.current_device()
+    assert isinstance(cpu.current_stream(), face.Stream) and cpu.synchronize() is None
+    for dev in ot.devices():
+        if dev.type in ("opencl", "sycl"):
+            mod = face.get_device_module(str(dev))
+            assert mod.is_available() and mod.device_count() == len(ot.devices(dev.type))
+            assert mod.current_stream().device == dev
+            mod.synchronize()
+    with pytest.raises(RuntimeError):
+        torch.get_device_module("foo")
+    with pytest.raises(Exception):
+        face.get_device_module("foo")
+
+
+# ------------------------------------------------------------------------- futures
+@pytest.mark.parametrize("lib", ["ours", "torch"])
+def test_future_answers_as_torch(lib):
+    futures = face.futures if lib == "ours" else torch.futures
+    f = futures.Future()
+    assert not f.done()
+    got = []
+    f.add_done_callback(lambda fut: got.append(fut.value()))
+    chained = f.then(lambda fut: fut.value() + 1)
+    failing = f.then(lambda fut: 1 / 0)
+    f.set_result(3)
+    assert f.done() and f.wait() == 3 and f.value() == 3 and got == [3]
+    assert chained.wait() == 4
+    with pytest.raises(RuntimeError, match="ZeroDivisionError: division by zero"):
+        failing.wait()
+    with pytest.raises(RuntimeError, match="can only be marked completed once"):
+        f.set_result(4)
+    g = futures.Future()
+    g.set_exception(ValueError("boom"))
+    with pytest.raises(ValueError, match="boom"):
+        g.wait()
+    a, b = futures.Future(), futures.Future()
+    both = futures.collect_all([a, b])
+    assert not both.done()
+    a.set_result(1)
+    assert not both.done()
+    b.set_result(2)
+    assert [x.value() for x in both.wait()] == [1, 2]
+    assert futures.wait_all([a, b]) == [1, 2]
+
+
+def test_future_completed_on_another_thread():
+    f = face.Future()
+    assert face.Future is face.futures.Future
+    threading.Thread(target=lambda: (time.sleep(0.05), f.set_result("late"))).start()
+    assert f.wait() == "late"
+
+
+# -------------------------------------------------------------- aten embedding_bag
+W = np.random.default_rng(3).standard_normal((5, 3)).astype(np.float32)
+IDX = [0, 2, 1, 4, 4, 3]
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.parametrize("padding_idx", [None, 4, -1])
+@pytest.mark.parametrize("include_last_offset", [False, True])
+def test_embedding_bag_aten_equals_torch(device, mode, padding_idx, include_last_offset):
+    offsets = [0, 2, 2, 6] if include_last_offset else [0, 2, 2, 5]
+    args = (False, mode, False, None, include_last_offset, padding_idx)
+    ours = face.embedding_bag(ot.tensor(W, device=device), ot.tensor(IDX, device=device),
+                              ot.tensor(offsets, device=device), *args)
+    theirs = torch.embedding_bag(torch.tensor(W), torch.tensor(IDX), torch.tensor(offsets),
+                                 *args)
+    assert len(ours) == 4
+    for o, t in zip(ours, theirs):
+        assert tuple(o.shape) == tuple(t.shape) and o.device == ot.device(device)
+        np.testing.assert_allclose(o.cpu().numpy(), t.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_embedding_bag_aten_gradient_and_weights(device):
+    pw = np.array([0.5, 1, 2, 1, -1, 3], np.float32)
+    w, tw = ot.tensor(W, device=device, requires_grad=True), torch.tensor(W, requires_grad=True)
+    o = face.embedding_bag(w, ot.tensor(IDX, device=device), ot.tensor([0, 2, 2, 5],
+                           device=device), False, 0, False, ot.tensor(pw, device=device))
+    t = torch.embedding_bag(tw, torch.tensor(IDX), torch.tensor([0, 2, 2, 5]), False, 0,
+                            False, torch.tensor(pw))
+    assert tuple(o[1].shape) == tuple(t[1].shape)
+    np.testing.assert_array_equal(o[1].cpu().numpy(), t[1].numpy())
+    (o[0] ** 2).sum().backward()
+    (t[0] ** 2).sum().backward()
+    np.testing.assert_allclose(o[0].detach().cpu().numpy(), t[0].detach().numpy(), rtol=1e-5)
+    np.testing.assert_allclose(w.grad.cpu().numpy(), tw.grad.numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError):
+        face.embedding_bag(w, ot.tensor(IDX, device=device), ot.tensor([0], device=device),
+                           False, 3)
+
+
+# ------------------------------------------------------------------------- lobpcg
+def _spd(m, seed):
+    q = np.random.default_rng(seed).standard_normal((m, m))
+    return q @ q.T + m * np.eye(m)
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_lobpcg_equals_torch_on_spd(device, largest):
+    dtype = np.float64 if device == "cpu" or ot.device(device).supports_dtype(ot.float64) \
+        else np.float32
+    a = _spd(30, 1).astype(dtype)
+    E, X = face.lobpcg(ot.tensor(a, device=device), k=3, largest=largest)
+    Et, _ = torch.lobpcg(torch.tensor(a), k=3, largest=largest)
+    assert E.device == ot.device(device) and tuple(X.shape) == (30, 3)
+    rtol = 1e-6 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(E.cpu().numpy(), Et.numpy(), rtol=rtol)
+    ref = np.linalg.eigvalsh(a)
+    np.testing.assert_allclose(E.cpu().numpy(), ref[::-1][:3] if largest else ref[:3],
+                               rtol=rtol)
+    x = X.cpu().numpy()
+    np.testing.assert_allclose(x.T @ x, np.eye(3), atol=1e-4)
+    np.testing.assert_allclose(a @ x, x * E.cpu().numpy(), atol=1e-3 * np.abs(a).max())
+
+
+def test_lobpcg_generalized_preconditioned_and_batched():
+    a = _spd(24, 2)
+    b = np.diag(np.random.default_rng(4).uniform(1, 2, 24))
+    x0 = np.random.default_rng(5).standard_normal((24, 2))
+    E, X = face.lobpcg(ot.tensor(a), B=ot.tensor(b), X=ot.tensor(x0),
+                       iK=ot.tensor(np.linalg.inv(a)))
+    Et, _ = torch.lobpcg(torch.tensor(a), B=torch.tensor(b), X=torch.tensor(x0),
+                         iK=torch.tensor(np.linalg.inv(a)))
+    np.testing.assert_allclose(E.numpy(), Et.numpy(), rtol=1e-6)
+    x = X.numpy()
+    np.testing.assert_allclose(x.T @ b @ x, np.eye(2), atol=1e-6)
+    batch = np.stack([_spd(18, 6), _spd(18, 7)])
+    Eb, Xb = face.lobpcg(ot.tensor(batch), k=2)
+    Etb, _ = torch.lobpcg(torch.tensor(batch), k=2)
+    assert tuple(Xb.shape) == (2, 18, 2)
+    np.testing.assert_allclose(Eb.numpy(), Etb.numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="LPBPCG algorithm is not applicable"):
+        face.lobpcg(ot.tensor(_spd(5, 0)), k=2)

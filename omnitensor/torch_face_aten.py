@@ -1,6 +1,7 @@
 """torch top-level functions written over omnitensor's public ops: aten's ``embedding_bag``
-(the 4-tuple form under ``F.embedding_bag``) and ``lobpcg`` (a few extreme eigenpairs of a
-symmetric positive-definite, possibly generalized, problem). Both run on every device with
+(the 4-tuple form under ``F.embedding_bag``), ``lobpcg`` (a few extreme eigenpairs of a
+symmetric positive-definite, possibly generalized, problem) and the sparse-dense products
+``smm``, ``dsmm``, ``hspmm``/``hsmm``, ``sspaddmm``/``saddmm``. Both run on every device with
 the device's own kernels; only bag bookkeeping (offsets, integer indices) is read on the host.
 """
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 import omnitensor as _ot
 from .core.tensor import Tensor
 
-__all__ = ["embedding_bag", "lobpcg"]
+__all__ = ["embedding_bag", "lobpcg", "dsmm", "smm", "hspmm", "hsmm", "sspaddmm", "saddmm"]
 
 _MODES = {0: "sum", 1: "mean", 2: "max"}
 
@@ -167,3 +168,50 @@ def lobpcg(A: Tensor, k: int | None = None, B: Tensor | None = None, X: Tensor |
     tol = float(_ot.finfo(dtype).eps) ** 0.5 if tol is None else tol
     return _lobpcg_one(A, B, X.to(dtype), iK, k, 1000 if niter is None else niter, tol,
                        True if largest is None else largest)
+
+
+# ------------------------------------------------------- sparse-dense matrix products
+def _need_sparse(name: str, t: Any) -> None:
+    if not getattr(t, "is_sparse", False):
+        raise RuntimeError(f"{name}: expected a sparse COO matrix, got a {type(t).__name__} "
+                           f"with layout {getattr(t, 'layout', None)}")
+
+
+def dsmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - torch's name
+    """torch's ``dsmm``: the dense product of a (sparse or dense) ``input`` with ``mat2``."""
+    return input @ mat2
+
+
+def smm(input: Tensor, mat: Tensor) -> Any:  # noqa: A002 - torch's name
+    """torch's ``smm``: the product of a sparse COO ``input`` with dense ``mat``, as a
+    sparse COO tensor."""
+    _need_sparse("smm", input)
+    return (input @ mat).to_sparse()
+
+
+def hspmm(mat1: Any, mat2: Tensor, *, out: Any = None) -> Any:
+    """torch's ``hspmm``: sparse COO ``mat1`` @ dense ``mat2`` as a hybrid COO tensor: one
+    sparse dimension holding the rows where ``mat1`` has entries, dense rows as values."""
+    _need_sparse("hspmm", mat1)
+    if out is not None:
+        raise TypeError("hspmm: out= is not supported (the result's nnz is data-dependent)")
+    rows = mat1.coalesce().indices()[0].unique()
+    vals = (mat1 @ mat2).index_select(0, rows)
+    return _ot.sparse_coo_tensor(rows.reshape(1, -1), vals, (mat1.shape[0], mat2.shape[1]))
+
+
+hsmm = hspmm
+
+
+def sspaddmm(input: Any, mat1: Any, mat2: Tensor, *, beta: Any = 1,  # noqa: A002
+             alpha: Any = 1, out: Any = None) -> Any:
+    """torch's ``sspaddmm``: ``beta * input + alpha * (mat1 @ mat2)`` for sparse COO
+    ``input`` and ``mat1``, as a sparse COO tensor."""
+    _need_sparse("sspaddmm", input)
+    _need_sparse("sspaddmm", mat1)
+    if out is not None:
+        raise TypeError("sspaddmm: out= is not supported (the result's nnz is data-dependent)")
+    return (input.to_dense() * beta + (mat1 @ mat2) * alpha).to_sparse()
+
+
+saddmm = sspaddmm

@@ -396,4 +396,6 @@ def names() -> dict[str, Any]:
     out.update(Stream=streams.Stream, Event=streams.Event, Future=futures.Future,
                get_device_module=streams.get_device_module,
                embedding_bag=torch_face_aten.embedding_bag, lobpcg=torch_face_aten.lobpcg)
+    out.update({n: getattr(torch_face_aten, n) for n in ("dsmm", "smm", "hspmm", "hsmm",
+                                                          "sspaddmm", "saddmm")})
     return out

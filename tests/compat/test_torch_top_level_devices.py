@@ -206,3 +206,48 @@ def test_lobpcg_generalized_preconditioned_and_batched():
     np.testing.assert_allclose(Eb.numpy(), Etb.numpy(), rtol=1e-6)
     with pytest.raises(ValueError, match="LPBPCG algorithm is not applicable"):
         face.lobpcg(ot.tensor(_spd(5, 0)), k=2)
+
+
+# ------------------------------------------------------- sparse-dense matrix products
+SP = np.array([[0, 1.5, 0], [0, 0, 0], [2, 0, -3], [0, 0.5, 0]], np.float32)
+DN = np.random.default_rng(8).standard_normal((3, 2)).astype(np.float32)
+
+
+def _sparse_pair(device):
+    return (ot.tensor(SP, device=device).to_sparse(), ot.tensor(DN, device=device),
+            torch.tensor(SP).to_sparse(), torch.tensor(DN))
+
+
+def _dense(x):
+    return (x.to_dense() if getattr(x, "is_sparse", False) else x).detach().cpu().numpy()
+
+
+@pytest.mark.parametrize("name", ["smm", "dsmm", "hspmm", "hsmm"])
+def test_sparse_dense_products_equal_torch(device, name):
+    s, d, ts, td = _sparse_pair(device)
+    ours, theirs = getattr(face, name)(s, d), getattr(torch, name)(ts, td)
+    assert bool(getattr(ours, "is_sparse", False)) is theirs.is_sparse
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(_dense(ours), theirs.to_dense().numpy(), rtol=1e-5, atol=1e-6)
+    if name in ("hspmm", "hsmm"):  # hybrid: the rows holding entries, dense rows as values
+        assert (ours.sparse_dim(), ours.dense_dim()) == (theirs.sparse_dim(),
+                                                         theirs.dense_dim())
+        np.testing.assert_array_equal(ours.coalesce().indices().cpu().numpy(),
+                                      theirs.coalesce().indices().numpy())
+    if name != "dsmm":
+        with pytest.raises(RuntimeError):
+            getattr(face, name)(ot.tensor(SP, device=device), d)
+
+
+@pytest.mark.parametrize("name", ["sspaddmm", "saddmm"])
+def test_sspaddmm_equals_torch(device, name):
+    s, _d, ts, _td = _sparse_pair(device)
+    base = np.random.default_rng(9).standard_normal((4, 4)).astype(np.float32)
+    base[base < 0.3] = 0
+    m2 = np.random.default_rng(10).standard_normal((3, 4)).astype(np.float32)
+    ours = getattr(face, name)(ot.tensor(base, device=device).to_sparse(), s,
+                               ot.tensor(m2, device=device), beta=2, alpha=-0.5)
+    theirs = getattr(torch, name)(torch.tensor(base).to_sparse(), ts, torch.tensor(m2),
+                                  beta=2, alpha=-0.5)
+    assert ours.is_sparse and theirs.is_sparse
+    np.testing.assert_allclose(_dense(ours), theirs.to_dense().numpy(), rtol=1e-5, atol=1e-6)

@@ -10,9 +10,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _timing import fmt_time, interleaved, try_import_torch  # noqa: E402
+from _timing import fmt_time, interleaved, try_import_torch
 
-import omnitensor as ot  # noqa: E402
+import omnitensor as ot
 
 
 def chain(x, lib):

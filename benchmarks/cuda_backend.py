@@ -11,7 +11,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _timing import fmt_time, interleaved  # noqa: E402
+from _timing import fmt_time, interleaved
 
 
 def main() -> None:

@@ -18,9 +18,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _timing import fmt_time, interleaved, try_import_torch  # noqa: E402
+from _timing import fmt_time, interleaved, try_import_torch
 
-import omnitensor as ot  # noqa: E402
+import omnitensor as ot
 
 
 def _row(what: str, fns: dict, repeats: int) -> dict:

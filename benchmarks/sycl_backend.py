@@ -34,12 +34,12 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import compile as cbench  # noqa: E402  (sets one compute thread per contender first)
-from _timing import fmt_time, interleaved, try_import_torch  # noqa: E402
+import compile as cbench  # sets one compute thread per contender first
+from _timing import fmt_time, interleaved, try_import_torch
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import omnitensor as ot  # noqa: E402
+import omnitensor as ot
 
 ROWS = "tiny,mlp,cnn,big,first"
 

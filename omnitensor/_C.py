@@ -48,7 +48,7 @@ def _get_cudnn_enabled() -> bool:
     return bool(cudnn.enabled)
 
 
-def _cuda_getDeviceCount() -> int:  # noqa: N802 - torch's name
+def _cuda_getDeviceCount() -> int:  # torch's name
     from . import cuda
     return cuda.device_count()
 

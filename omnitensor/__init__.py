@@ -15,13 +15,13 @@ from typing import Any as _Any
 __version__ = "0.1.0"
 __array_api_version__ = "2024.12"
 
-from . import core as _core  # noqa: F401  (binds Tensor methods)
+from . import core as _core  # binds Tensor methods
 from .core.array_api_info import __array_namespace_info__, isdtype
 from .core.device import (Device, devices, get_default_device, set_default_device)
 from .core.device import Device as device  # torch.device: the class; calling it interns
 from .core.dtypes import (DType, as_dtype, can_cast, finfo, get_default_dtype, iinfo,
                           promote_types, result_type, set_default_dtype)
-from .core.dtypes import (bool_ as bool, complex64, complex128, float16, float32,  # noqa: A004
+from .core.dtypes import (bool_ as bool, complex64, complex128, float16, float32,
                           bfloat16, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 from .core.dtypes import (complex32, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
                           float8_e5m2fnuz,
@@ -38,7 +38,7 @@ from .core.ops.creation import (arange, asarray, empty, empty_like, eye, from_dl
                                 from_numpy, full, full_like, linspace, logspace, meshgrid, ones,
                                 ones_like, tensor, tril, tril_indices, triu, triu_indices, zeros,
                                 zeros_like)
-from .core.ops.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,  # noqa: A004
+from .core.ops.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
                                    bitwise_and, bitwise_invert, bitwise_left_shift,
                                    bitwise_or, bitwise_right_shift, bitwise_xor, ceil, clamp,
                                    conj, copysign, cos, cosh, equal, erf, exp, expm1, floor,
@@ -54,7 +54,7 @@ from .core.ops.composite import (allclose, cross, deg2rad, diff, divide, fmod, f
                                  heaviside, isclose, lerp, logit, rad2deg, sinc, trace, xlogy)
 from .core.ops.composite import equal as _tensors_equal
 from .core.ops.ternary import clip, where as _where3
-from .core.ops.reduction import (all, amax, amin, aminmax, any, argmax, argmin,  # noqa: A004
+from .core.ops.reduction import (all, amax, amin, aminmax, any, argmax, argmin,
                                  cumprod, cumsum, cumulative_prod, cumulative_sum, logsumexp,
                                  max, mean, min, nanmean, nansum, prod, std, std_mean,
                                  sum, var, var_mean)
@@ -89,7 +89,7 @@ from .core.ops.linalg_torch import (chain_matmul, cholesky, cholesky_inverse, ch
                                     triangular_solve, vander)
 from .core.ops.linalg_factor import matrix_exp
 from .core.ops.spectral import istft, stft
-from .core.ops.torch_api import (  # noqa: A004  (complex: torch's name)
+from .core.ops.torch_api import (  # complex: torch's name
     addbmm, addcdiv, addcmul, addmm, addmv, addr, alias_copy, angle, as_strided_copy,
     as_strided_scatter, baddbmm, broadcast_shapes, combinations, complex, conj_physical,
     constant_pad_nd, cummax, cummin, cumulative_trapezoid, diagonal_copy, diagonal_scatter,

@@ -20,7 +20,7 @@ from typing import Any, Iterator
 
 from .core import accelerators
 from .core.device import Device, device as _as_device
-from .errors import OutOfMemoryError  # noqa: F401 - torch.cuda.OutOfMemoryError
+from .errors import OutOfMemoryError  # torch.cuda.OutOfMemoryError
 
 __all__ = ["is_available", "device_count", "synchronize", "current_device", "set_device",
            "device", "device_of", "get_device_name", "get_device_properties",
@@ -103,7 +103,7 @@ def set_device(device: Any) -> None:
         cupy.cuda.Device(idx).use()
 
 
-class device:  # noqa: N801 - torch's name
+class device:  # torch's name
     """``with torch.cuda.device(i):`` selects device ``i`` for the block."""
 
     def __init__(self, device: Any) -> None:
@@ -122,7 +122,7 @@ class device:  # noqa: N801 - torch's name
             set_device(self.prev)
 
 
-class device_of(device):  # noqa: N801 - torch's name
+class device_of(device):  # torch's name
     """``with torch.cuda.device_of(tensor):`` selects the tensor's device (no-op on cpu)."""
 
     def __init__(self, obj: Any) -> None:
@@ -396,7 +396,7 @@ def _nvtx_range(msg: str) -> Iterator[None]:
     yield
 
 
-class nvtx:  # noqa: N801 - torch.cuda.nvtx: annotations for NVIDIA's profilers
+class nvtx:  # torch.cuda.nvtx: annotations for NVIDIA's profilers
     """``torch.cuda.nvtx.range_push/pop/range/mark``: markers for NVIDIA's profilers, which
     do not see omnitensor's devices; ``omnitensor.profiler.record_function`` is the
     annotation that shows in omnitensor's profiler."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .core.legacy import LEGACY_TYPES, legacy_type_name, strided  # noqa: F401
+from .core.legacy import LEGACY_TYPES, legacy_type_name, strided
 from .core.tensor import Tensor
 
 __all__ = ["set_float32_matmul_precision", "get_float32_matmul_precision",
@@ -109,7 +109,7 @@ def set_num_interop_threads(n: int) -> None:
     _state["interop_threads"] = n
 
 
-class memory_format:  # noqa: N801 - torch's name
+class memory_format:  # torch's name
     def __init__(self, name: str) -> None:
         self.name = name
 

@@ -20,7 +20,7 @@ def _unavailable(dev: str) -> str | None:
     from omnitensor.backends import registry
     try:
         name = str(ot.device(dev))
-    except Exception as e:  # noqa: BLE001 - the message names the devices found
+    except Exception as e:  # the message names the devices found
         return str(e)
     if name in [str(d) for d in ot.devices()]:
         return None

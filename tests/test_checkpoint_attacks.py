@@ -92,7 +92,7 @@ def test_fifo_is_refused_without_blocking(tmp_path):
     def run():
         try:
             ot.load(fifo)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             result["e"] = e
     th = threading.Thread(target=run, daemon=True)
     th.start()

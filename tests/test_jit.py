@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("safetensors")
 
-import omnitensor as ot  # noqa: E402
-from omnitensor import nn  # noqa: E402
-from omnitensor.nn import functional as F  # noqa: E402
+import omnitensor as ot
+from omnitensor import nn
+from omnitensor.nn import functional as F
 
 TOL = 1e-5
 
@@ -59,11 +59,11 @@ def _model(kind: str, device: str):
         m.train()
         with ot.no_grad():
             m(ot.tensor(g.standard_normal((8, 1, 8, 8)).astype(np.float32), device=device))
-        make = lambda n: (ot.tensor(g.standard_normal((n, 1, 8, 8)).astype(np.float32),  # noqa
+        make = lambda n: (ot.tensor(g.standard_normal((n, 1, 8, 8)).astype(np.float32),
                                     device=device),)
     else:
         m = Seq().to(device)
-        make = lambda n: (ot.tensor(g.integers(0, 11, (n, 5)), device=device),)  # noqa
+        make = lambda n: (ot.tensor(g.integers(0, 11, (n, 5)), device=device),)
     return m.eval(), make
 
 

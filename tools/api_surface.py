@@ -52,7 +52,7 @@ def _lookup(root: Any, dotted: str) -> tuple[bool, Any]:
     for part in [p for p in dotted.split(".") if p]:
         try:
             obj = getattr(obj, part)
-        except Exception:  # noqa: BLE001 - a lazy attribute that fails is absent
+        except Exception:  # a lazy attribute that fails is absent
             return False, None
     return True, obj
 

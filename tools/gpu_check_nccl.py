@@ -92,7 +92,7 @@ def main() -> int:
                 dist.all_reduce(t, op=op)
                 check(f"all_reduce {dt} {op!r}", t, reduce_np([data(r, (33,), dt, k)
                                                               for r in range(n)], op))
-            except Exception:  # noqa: BLE001
+            except Exception:
                 failures.append(f"rank {rank}: all_reduce {dt} {op!r}:\n"
                                 f"{traceback.format_exc()}")
         try:
@@ -112,7 +112,7 @@ def main() -> int:
             dist.all_to_all_single(out, on(data(rank, (2 * n,), dt, 23)))
             check(f"all_to_all_single {dt}", out, np.concatenate(
                 [data(r, (2 * n,), dt, 23)[2 * rank:2 * rank + 2] for r in range(n)]))
-        except Exception:  # noqa: BLE001
+        except Exception:
             failures.append(f"rank {rank}: movement {dt}:\n{traceback.format_exc()}")
     try:
         # async handle + a strided view (written back in place)
@@ -148,7 +148,7 @@ def main() -> int:
         bus = 2 * (n - 1) / n * big.nbytes / secs / 1e9 if n > 1 else float("nan")
         if rank == 0:
             print(f"64 MB all_reduce: {secs * 1e3:.2f} ms, bus bandwidth {bus:.1f} GB/s")
-    except Exception:  # noqa: BLE001
+    except Exception:
         failures.append(f"rank {rank}: {traceback.format_exc()}")
     everyone: list = [None] * n
     dist.all_gather_object(everyone, failures)

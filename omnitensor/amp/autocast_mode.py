@@ -96,7 +96,7 @@ def _low_dtypes() -> tuple:
     return (_dt.float16,) if bf16 is None else (_dt.float16, bf16)
 
 
-class autocast:  # noqa: N801 - torch's name
+class autocast:  # torch's name
     """``with autocast(device_type, dtype=None, enabled=True, cache_enabled=None):`` ops on
     ``device_type`` tensors run in torch's mixed precision: matmul, linear, convolutions
     and attention in ``dtype`` (float16 or bfloat16; the device type's default when None),

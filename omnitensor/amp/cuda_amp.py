@@ -17,7 +17,7 @@ def _deprecated(old: str, new: str) -> None:
                   FutureWarning, stacklevel=3)
 
 
-class autocast(_mode.autocast):  # noqa: N801 - torch's name
+class autocast(_mode.autocast):  # torch's name
     """``torch.cuda.amp.autocast(enabled=True, dtype=float16, cache_enabled=True)``:
     ``autocast("cuda", ...)``."""
 

@@ -17,7 +17,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, is_multithreading_enabled, no_grad,
                         set_grad_enabled, set_multithreading_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from . import forward_ad, functional, grad_mode  # noqa: E402  (torch.autograd.forward_ad, ...)
+from . import forward_ad, functional, grad_mode  # torch.autograd.forward_ad, ...
 from .variable import Variable
 
 __all__ = [

@@ -21,7 +21,7 @@ def is_multithreading_enabled() -> bool:
     return getattr(_threading, "enabled", True)
 
 
-class set_multithreading_enabled:  # noqa: N801 - torch's name
+class set_multithreading_enabled:  # torch's name
     """Allow (``mode=True``, the default) or forbid multithreaded backward, for this
     thread, as a call, a context manager (restoring on exit) or a decorator.
 

@@ -36,7 +36,7 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
     return GradientEdge(node, output_nr)
 
 
-class saved_tensors_hooks:  # noqa: N801 - torch's name
+class saved_tensors_hooks:  # torch's name
     """Within the block, tensors saved for backward are stored as ``pack_hook(t)`` and
     restored with ``unpack_hook``."""
 
@@ -54,7 +54,7 @@ class saved_tensors_hooks:  # noqa: N801 - torch's name
         saved_hooks.stack.pop()
 
 
-class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - torch's name
+class save_on_cpu(saved_tensors_hooks):  # torch's name
     """Keep tensors saved for backward on the host, moving them back to their device when
     backward reads them (activation offloading). ``pin_memory`` is accepted; host copies
     are ordinary host memory (see the README on page-locked memory)."""

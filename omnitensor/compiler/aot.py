@@ -107,7 +107,7 @@ def split(graph: Graph, sp: Split, generators: dict[int, Any],
     gens = {i - sp.k: g for i, g in generators.items() if i >= sp.k}
     try:
         sp.plan = replay.build_plan(bwd, generators=gens, passes=passes)
-    except Exception:  # noqa: BLE001 - a planner pass failed: the unfused backward
+    except Exception:  # a planner pass failed: the unfused backward
         if passes == ():
             raise
         sp.plan = replay.build_plan(bwd, generators=gens, passes=())

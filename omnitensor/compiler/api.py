@@ -297,7 +297,7 @@ class CompiledFunction:
         if sp is not None:
             try:
                 planned = aot.split(graph, sp, gens, passes=() if unfused else None)
-            except Exception as err:  # noqa: BLE001 - a backward we cannot plan: eager
+            except Exception as err:  # a backward we cannot plan: eager
                 raise NotGraph(f"the captured backward cannot be planned ({err})") from err
             names0 = {id(t): n for n, t in d0.tensors.items()}
             e.aot = sp

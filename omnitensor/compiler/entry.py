@@ -142,7 +142,7 @@ def build_plan(graph: Graph, gens: dict, unfused: bool) -> replay.Plan:
     warns and replays unfused; a graph no plan can run raises :class:`NotGraph`."""
     try:
         return replay.build_plan(graph, generators=gens, passes=() if unfused else None)
-    except Exception as err:  # noqa: BLE001 - a planner pass failed: replay unfused
+    except Exception as err:  # a planner pass failed: replay unfused
         if unfused:
             raise NotGraph(f"the captured graph cannot be planned ({err})") from err
         if replay.PLANNERS:
@@ -150,7 +150,7 @@ def build_plan(graph: Graph, gens: dict, unfused: bool) -> replay.Plan:
                           f"replaying unfused", UserWarning, stacklevel=5)
     try:
         return replay.build_plan(graph, generators=gens, passes=())
-    except Exception as err2:  # noqa: BLE001 - a plan we cannot build runs eagerly
+    except Exception as err2:  # a plan we cannot build runs eagerly
         raise NotGraph(f"the captured graph cannot be planned ({err2})") from err2
 
 

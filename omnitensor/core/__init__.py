@@ -1,2 +1,2 @@
 """Tensor, dtypes, devices, the op table and its dispatch (see ``ops/``)."""
-from . import methods as _methods  # noqa: F401  (binds Tensor methods and operators)
+from . import methods as _methods  # binds Tensor methods and operators

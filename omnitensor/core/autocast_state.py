@@ -247,7 +247,7 @@ def pop(saved: tuple) -> None:
     st.active, st.on, st.dtype, st.cache_enabled = saved
 
 
-class suspended:  # noqa: N801 - a context manager, used like a function
+class suspended:  # a context manager, used like a function
     """Autocast off on this thread for the block (the backward pass, custom functions'
     float32 bodies), restored after."""
 

@@ -16,7 +16,7 @@ import traceback
 import weakref
 from typing import Any, Callable, Sequence
 
-from .grad_mode import (_mode, is_grad_enabled, is_inference_mode_enabled, no_grad_ctx,  # noqa: F401
+from .grad_mode import (_mode, is_grad_enabled, is_inference_mode_enabled, no_grad_ctx,
                         set_grad_enabled_raw)
 from .hooks import RemovableHandle
 from .tensor import Tensor

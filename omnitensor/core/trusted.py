@@ -244,7 +244,7 @@ def _reduction(prim: str, method: str) -> Callable[..., Tensor]:
     return fn
 
 
-class ops:  # noqa: N801 - used as a namespace, like the Tensor class it stands in for
+class ops:  # used as a namespace, like the Tensor class it stands in for
     """The trusted ops (see the module docstring); each mirrors the Tensor method of the
     same name on the domain its caller has established."""
 

@@ -119,7 +119,7 @@ class DataChunk(list):
         yield from self.items
 
 
-class functional_datapipe:  # noqa: N801 - torch's name
+class functional_datapipe:  # torch's name
     """``@functional_datapipe("name")`` on a pipe class makes ``pipe.name(*args)`` build
     ``cls(pipe, *args)`` (for the pipes of its family: Iter or Map)."""
 
@@ -138,7 +138,7 @@ class functional_datapipe:  # noqa: N801 - torch's name
         return cls
 
 
-class non_deterministic:  # noqa: N801 - torch's name
+class non_deterministic:  # torch's name
     """Marks an IterDataPipe class as non-deterministic (or, given a function of the
     constructor's arguments, non-deterministic when it returns True): building one
     inside ``guaranteed_datapipes_determinism()`` raises TypeError."""
@@ -198,12 +198,12 @@ class _Switch:
         _state[self.key] = self.prev
 
 
-class guaranteed_datapipes_determinism(_Switch):  # noqa: N801 - torch's name
+class guaranteed_datapipes_determinism(_Switch):  # torch's name
     """Inside, building a ``non_deterministic`` pipe raises TypeError."""
     key, value = "determinism", True
 
 
-class runtime_validation_disabled(_Switch):  # noqa: N801 - torch's name
+class runtime_validation_disabled(_Switch):  # torch's name
     """Inside, ``runtime_validation`` does not check elements."""
     key, value = "runtime_validation", False
 

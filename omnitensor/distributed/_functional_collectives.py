@@ -26,7 +26,7 @@ def _op(reduce_op: Any) -> Any:
     return reduce_op
 
 
-def all_reduce(self: Tensor, reduceOp: Any, group: Any = None, tag: str = "") -> Tensor:  # noqa: N803
+def all_reduce(self: Tensor, reduceOp: Any, group: Any = None, tag: str = "") -> Tensor:
     return _F.all_reduce(self, _op(reduceOp), group)
 
 
@@ -35,7 +35,7 @@ def all_gather_tensor(self: Tensor, gather_dim: int, group: Any = None, tag: str
     return cat(list(_F.all_gather(self, group)), gather_dim)
 
 
-def reduce_scatter_tensor(self: Tensor, reduceOp: Any, scatter_dim: int,  # noqa: N803
+def reduce_scatter_tensor(self: Tensor, reduceOp: Any, scatter_dim: int,
                           group: Any = None, tag: str = "") -> Tensor:
     from .group import get_world_size
     parts = list(self.chunk(get_world_size(group), scatter_dim))

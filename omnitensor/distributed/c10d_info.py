@@ -151,7 +151,7 @@ def get_node_local_rank(fallback_rank: int | None = None) -> int:
         "context and want the code to run locally instead.")
 
 
-def supports_complex(reduceOp: ReduceOp) -> bool:  # noqa: N803 - torch's name
+def supports_complex(reduceOp: ReduceOp) -> bool:  # torch's name
     """Whether ``reduceOp`` is defined on complex tensors (not MIN, MAX or PRODUCT)."""
     return reduceOp not in (ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT)
 

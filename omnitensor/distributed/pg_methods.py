@@ -27,9 +27,9 @@ def _timeout_field() -> Any:
 @dataclasses.dataclass
 class AllreduceOptions:
     """Options of ``ProcessGroup.allreduce``."""
-    reduceOp: ReduceOp = ReduceOp.SUM  # noqa: N815 - torch's attribute names
+    reduceOp: ReduceOp = ReduceOp.SUM  # torch's attribute names
     timeout: datetime.timedelta = _timeout_field()
-    asyncOp: bool = True  # noqa: N815
+    asyncOp: bool = True
 
 
 @dataclasses.dataclass
@@ -45,24 +45,24 @@ class ReduceScatterOptions(AllreduceOptions):
 @dataclasses.dataclass
 class BroadcastOptions:
     """Options of ``ProcessGroup.broadcast`` (``rootRank`` in the group)."""
-    rootRank: int = 0  # noqa: N815
-    rootTensor: int = 0  # noqa: N815
+    rootRank: int = 0
+    rootTensor: int = 0
     timeout: datetime.timedelta = _timeout_field()
-    asyncOp: bool = True  # noqa: N815
+    asyncOp: bool = True
 
 
 @dataclasses.dataclass
 class ReduceOptions(BroadcastOptions):
     """Options of ``ProcessGroup.reduce``."""
-    reduceOp: ReduceOp = ReduceOp.SUM  # noqa: N815
+    reduceOp: ReduceOp = ReduceOp.SUM
 
 
 @dataclasses.dataclass
 class GatherOptions:
     """Options of ``ProcessGroup.gather``."""
-    rootRank: int = 0  # noqa: N815
+    rootRank: int = 0
     timeout: datetime.timedelta = _timeout_field()
-    asyncOp: bool = True  # noqa: N815
+    asyncOp: bool = True
 
 
 @dataclasses.dataclass
@@ -74,7 +74,7 @@ class ScatterOptions(GatherOptions):
 class AllToAllOptions:
     """Options of ``ProcessGroup.alltoall_base``."""
     timeout: datetime.timedelta = _timeout_field()
-    asyncOp: bool = True  # noqa: N815
+    asyncOp: bool = True
 
 
 @dataclasses.dataclass
@@ -83,7 +83,7 @@ class BarrierOptions:
     device_ids: list = dataclasses.field(default_factory=list)
     timeout: datetime.timedelta = _timeout_field()
     device: Any = None
-    asyncOp: bool = True  # noqa: N815
+    asyncOp: bool = True
 
 
 def _one(tensors: Any, what: str) -> Any:

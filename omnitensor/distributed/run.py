@@ -297,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     (``--debug`` is not ours to take: Open MPI's mpiexec has one)."""
     try:
         return _launch(sys.argv[1:] if argv is None else list(argv))
-    except Exception as e:  # noqa: BLE001 - the launcher's one report of an error
+    except Exception as e:  # the launcher's one report of an error
         if os.environ.get("OMNITENSOR_DEBUG", "").strip() not in ("", "0"):
             raise
         print(f"omnitensor-run: error: {type(e).__name__}: {e} (OMNITENSOR_DEBUG=1 shows "

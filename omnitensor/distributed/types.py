@@ -101,7 +101,7 @@ class Work:
         if self._finish is not None:
             try:
                 self._value = self._finish()
-            except BaseException as e:  # noqa: BLE001 - re-raised to the caller of wait()
+            except BaseException as e:  # re-raised to the caller of wait()
                 self._exc = e
                 raise
             finally:

@@ -31,7 +31,7 @@ from .half_normal import HalfNormal
 from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
-from . import _kl_cross  # noqa: F401  (registers the cross-family pairs)
+from . import _kl_cross  # registers the cross-family pairs
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .lkj_cholesky import LKJCholesky
@@ -50,7 +50,7 @@ from .relaxed_bernoulli import RelaxedBernoulli
 from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
-from .transforms import *  # noqa: F401,F403  (torch.distributions re-exports them)
+from .transforms import *  # torch.distributions re-exports them
 from .transforms import __all__ as _transforms_all
 from .uniform import Uniform
 from .von_mises import VonMises

@@ -21,18 +21,18 @@ def _with_identity(k: Tensor) -> Tensor:
     return k + eye(k.shape[-1], dtype=k.dtype, device=k.device)
 
 
-def _batch_capacitance_tril(W: Tensor, D: Tensor) -> Tensor:  # noqa: N803
+def _batch_capacitance_tril(W: Tensor, D: Tensor) -> Tensor:
     """The Cholesky factor of the capacitance ``I + W^T D^-1 W``."""
     from ..linalg import cholesky
     return cholesky(_with_identity((W.mT / D.unsqueeze(-2)) @ W))
 
 
-def _batch_lowrank_logdet(W: Tensor, D: Tensor, capacitance_tril: Tensor) -> Tensor:  # noqa: N803
+def _batch_lowrank_logdet(W: Tensor, D: Tensor, capacitance_tril: Tensor) -> Tensor:
     """``log det(W W^T + D)`` by the matrix determinant lemma."""
     return 2 * capacitance_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) + D.log().sum(-1)
 
 
-def _batch_lowrank_mahalanobis(W: Tensor, D: Tensor, x: Tensor,  # noqa: N803
+def _batch_lowrank_mahalanobis(W: Tensor, D: Tensor, x: Tensor,
                                capacitance_tril: Tensor) -> Tensor:
     """``x^T (W W^T + D)^-1 x`` by the Woodbury identity."""
     wt_dinv_x = _batch_mv(W.mT / D.unsqueeze(-2), x)
@@ -65,7 +65,7 @@ class LowRankMultivariateNormal(Distribution):
         try:
             loc_, self.cov_factor, diag_ = broadcast_tensors(
                 loc.unsqueeze(-1), cov_factor, cov_diag.unsqueeze(-1))
-        except Exception as e:  # noqa: BLE001 - the shapes say what went wrong
+        except Exception as e:  # the shapes say what went wrong
             raise ValueError(f"Incompatible batch shapes: loc {tuple(loc.shape)}, "
                              f"cov_factor {tuple(cov_factor.shape)}, cov_diag "
                              f"{tuple(cov_diag.shape)}") from e

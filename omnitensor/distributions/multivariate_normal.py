@@ -31,7 +31,7 @@ def _solve_lower(low: Tensor, rhs: Tensor) -> Tensor:
                             broadcast_to(rhs, batch + tuple(rhs.shape[-2:])), upper=False)
 
 
-def _batch_mahalanobis(bL: Tensor, bx: Tensor) -> Tensor:  # noqa: N803 - torch's names
+def _batch_mahalanobis(bL: Tensor, bx: Tensor) -> Tensor:  # torch's names
     """``x^T (L L^T)^-1 x`` over the last dim, for lower-triangular ``L``; batch dims of
     ``L`` and ``x`` broadcast."""
     return _solve_lower(bL, bx.unsqueeze(-1)).squeeze(-1).pow(2).sum(-1)
@@ -44,7 +44,7 @@ def _cholesky_inverse(low: Tensor) -> Tensor:
     return inv_low.mT @ inv_low
 
 
-def _precision_to_scale_tril(P: Tensor) -> Tensor:  # noqa: N803 - torch's names
+def _precision_to_scale_tril(P: Tensor) -> Tensor:  # torch's names
     """The lower Cholesky factor of ``P^-1`` without forming the inverse: with ``J`` the
     exchange matrix, ``J P J = Lf Lf^T`` gives ``P = U U^T`` for the upper-triangular
     ``U = J Lf J``, so ``L = U^-T``."""

@@ -77,7 +77,7 @@ def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
     return logits.softmax(-1)
 
 
-class lazy_property:  # noqa: N801 - torch's name
+class lazy_property:  # torch's name
     """A property computed on first access and stored on the instance (later reads are
     plain attribute reads). On the class it is the descriptor itself, which is how
     ``validate_args`` knows to skip a parameter that was derived rather than given."""

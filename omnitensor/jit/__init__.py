@@ -16,7 +16,7 @@ TorchScript.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Final  # noqa: F401  (torch.jit.Final)
+from typing import Any, Callable, Final  # torch.jit.Final
 
 from ._program import ProgramError
 from ._traced import (ScriptFunction, ScriptModule, TracedModule, TracingError, is_tracing,

@@ -7,7 +7,7 @@ maxima, +inf / the maximum for minima, NaN for the median) before the plain op r
 plain op's autograd applies and a fully masked-out slice gives the identity (or NaN where
 the op has none: mean, var, std, median).
 """
-# ruff: noqa: A001, A002  (torch's parameter and function names: input, ord, sum)
+# ruff: noqa: A002  (torch's parameter and function names: input, ord, sum)
 from __future__ import annotations
 
 import math

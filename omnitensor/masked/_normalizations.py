@@ -4,7 +4,7 @@ cumsum, cumprod, and the binary logaddexp (torch's signatures; see :mod:`._mask`
 Each keeps the input's shape: masked-out places hold what the plain op makes of the
 identity fill (0 for softmax, -inf for log_softmax, the running value for the scans).
 """
-# ruff: noqa: A001, A002  (torch's parameter and function names: input, ord, sum)
+# ruff: noqa: A002  (torch's parameter and function names: input, ord, sum)
 from __future__ import annotations
 
 from typing import Any

@@ -24,7 +24,7 @@ omnitensor too (``context.py``).
 from __future__ import annotations
 
 import multiprocessing as _std
-from multiprocessing import *  # noqa: F401,F403 - torch re-exports the whole module
+from multiprocessing import *  # torch re-exports the whole module
 
 from ..core.shared_memory import STRATEGIES as _STRATEGIES
 from ..core.shared_memory import get_sharing_strategy, set_sharing_strategy

@@ -157,7 +157,7 @@ def get_context(method: str | None = None) -> Any:
     return ctx
 
 
-def Pool(processes: int | None = None,  # noqa: N802 - torch's (multiprocessing's) name
+def Pool(processes: int | None = None,  # torch's (multiprocessing's) name
          initializer: Callable[..., object] | None = None, initargs: Iterable[Any] = (),
          maxtasksperchild: int | None = None) -> multiprocessing.pool.Pool:
     """``multiprocessing.Pool`` of the default start method, whose workers carry

@@ -1,7 +1,7 @@
 """``omnitensor.nn``: modules, layers, losses, ``init`` and ``functional`` (torch's nn),
 written against the public Tensor API so every layer runs on every device."""
-from . import functional, init, utils  # noqa: F401
-from .functional.linear_cross_entropy import LinearCrossEntropyOptions  # noqa: F401 - torch.nn.LinearCrossEntropyOptions
+from . import functional, init, utils
+from .functional.linear_cross_entropy import LinearCrossEntropyOptions  # torch.nn.LinearCrossEntropyOptions
 from .activation import (CELU, ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh,
                          LeakyReLU, LogSigmoid, LogSoftmax, Mish, MultiheadAttention, ReLU,
                          ReLU6, Sigmoid, SiLU, Softmax, Softmin, Softplus, Softsign, Tanh,
@@ -51,8 +51,8 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # N-d convolutions and pools
-from .conv import Conv3d, ConvTranspose3d  # noqa: E402
-from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool3d,  # noqa: E402
+from .conv import Conv3d, ConvTranspose3d
+from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool3d,
                       AvgPool3d, LPPool1d, LPPool2d, MaxPool3d, MaxUnpool1d, MaxUnpool2d,
                       MaxUnpool3d)
 
@@ -61,32 +61,32 @@ __all__ += ["LinearCrossEntropyOptions", "Conv3d", "ConvTranspose3d", "AdaptiveA
             "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 # resampling layers
-from .upsampling import (PixelShuffle, PixelUnshuffle, Upsample,  # noqa: E402
+from .upsampling import (PixelShuffle, PixelUnshuffle, Upsample,
                          UpsamplingBilinear2d, UpsamplingNearest2d)
 
 __all__ += ["PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d",
             "UpsamplingNearest2d"]
 
 # encoder-decoder transformer
-from .transformer import (Transformer, TransformerDecoder,  # noqa: E402
+from .transformer import (Transformer, TransformerDecoder,
                           TransformerDecoderLayer)
 
 __all__ += ["Transformer", "TransformerDecoder", "TransformerDecoderLayer"]
 
 # the rest of torch.nn's layers: padding, distances, margin/likelihood/CTC losses, norms,
 # shrinkage and parametric activations, SELU dropouts, fold, embedding bags
-from . import padding as _padding  # noqa: E402
-from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
-from .layers_more import (AlphaDropout, ChannelShuffle, CrossMapLRN2d, Dropout3d,  # noqa: E402
+from . import padding as _padding
+from .distance import CosineSimilarity, PairwiseDistance
+from .layers_more import (AlphaDropout, ChannelShuffle, CrossMapLRN2d, Dropout3d,
                           EmbeddingBag, FeatureAlphaDropout, Fold, Hardshrink,
                           LocalResponseNorm, LPPool3d, PReLU, RMSNorm, RReLU, Softmax2d,
                           Softshrink, Tanhshrink, Unfold)
-from .loss_margin import (CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss,  # noqa: E402
+from .loss_margin import (CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss,
                           HingeEmbeddingLoss, MarginRankingLoss, MultiLabelMarginLoss,
                           MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss2d,
                           PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
                           TripletMarginWithDistanceLoss)
-from .normalization import (BatchNorm3d, InstanceNorm1d, InstanceNorm2d,  # noqa: E402
+from .normalization import (BatchNorm3d, InstanceNorm1d, InstanceNorm2d,
                             InstanceNorm3d, SyncBatchNorm)
 
 globals().update({name: getattr(_padding, name) for name in _padding.__all__})
@@ -100,9 +100,9 @@ __all__ += list(_padding.__all__) + [
     "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "BatchNorm3d",
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "SyncBatchNorm"]
 
-from .lazy import UninitializedBuffer, UninitializedParameter, make_all as _lazy_all  # noqa: E402
-from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
-from .modules_torch_more import (Container, FractionalMaxPool2d,  # noqa: E402
+from .lazy import UninitializedBuffer, UninitializedParameter, make_all as _lazy_all
+from .adaptive import AdaptiveLogSoftmaxWithLoss
+from .modules_torch_more import (Container, FractionalMaxPool2d,
                                  FractionalMaxPool3d, LinearCrossEntropyLoss, factory_kwargs)
 
 globals().update(_lazy_all())  # LazyLinear, LazyConv2d, LazyBatchNorm1d... (nn/lazy.py)

@@ -444,7 +444,7 @@ class Module(StateDictMixin, ModuleMoreMixin):
         return self.to("cuda" if device is None else
                        (f"cuda:{device}" if isinstance(device, int) else device))
 
-    def float(self) -> "Module":  # noqa: A003
+    def float(self) -> "Module":
         """Cast floating parameters and buffers to float32."""
         return self._apply(lambda t: t.to(_dt.float32) if t.dtype.kind == "f" else t)
 
@@ -460,7 +460,7 @@ class Module(StateDictMixin, ModuleMoreMixin):
         """Cast floating parameters and buffers to bfloat16."""
         return self._apply(lambda t: t.to(_dt.bfloat16) if t.dtype.kind == "f" else t)
 
-    def type(self, dst_type: Any) -> "Module":  # noqa: A003
+    def type(self, dst_type: Any) -> "Module":
         """Cast every parameter and buffer to ``dst_type``."""
         d = _dt.as_dtype(dst_type)
         return self._apply(lambda t: t.to(d))

@@ -54,7 +54,7 @@ def is_in_onnx_export() -> bool:
     return _EXPORTING[0]
 
 
-def load(f, device=None, *, check=True, max_work=None):  # noqa: ANN001, ANN201 - see runtime
+def load(f, device=None, *, check=True, max_work=None):  # see runtime
     """Read and check an ONNX model and bind it to ``device``, bounding the work one run
     may do (see ``runtime.load``)."""
     from .runtime import load as _load
@@ -63,12 +63,12 @@ def load(f, device=None, *, check=True, max_work=None):  # noqa: ANN001, ANN201 
 
 def supported_ops() -> list:
     """The ONNX operator types ``load`` can run."""
-    from . import runtime  # noqa: F401  (every op module registered)
+    from . import runtime  # every op module registered
     from .ops import supported
     return supported()
 
 
-def __getattr__(name: str):  # noqa: ANN201
+def __getattr__(name: str):
     if name == "OnnxModel":
         from .runtime import OnnxModel
         return OnnxModel

@@ -1,7 +1,7 @@
 """``omnitensor.optim``: optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax,
 NAdam, RAdam, ASGD, Rprop, LBFGS, SparseAdam) and ``lr_scheduler``. Updates run in place
 under no_grad on each parameter's device."""
-from . import lr_scheduler, swa_utils  # noqa: F401
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adafactor import Adafactor
 from .adagrad import Adagrad

@@ -117,7 +117,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     with ``T_i`` multiplied by ``T_mult`` after each restart. ``step(epoch)`` accepts a
     fractional epoch (step once per batch with ``epoch + i / iters``)."""
 
-    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1,  # noqa: N803
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1,
                  eta_min: float = 0.0, last_epoch: int = -1) -> None:
         if not isinstance(T_0, int) or T_0 <= 0:
             raise ValueError(f"Expected positive integer T_0, but got {T_0}")

@@ -13,7 +13,7 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Any, Callable, Sequence
 
-from .lr_base import LRScheduler, _lr_lambdas, _lrs, _per_group  # noqa: F401
+from .lr_base import LRScheduler, _lr_lambdas, _lrs, _per_group
 
 from .lr_chain import ChainedScheduler, ReduceLROnPlateau, SequentialLR
 from .lr_more import (ConstantLR, CosineAnnealingWarmRestarts, CyclicLR, LinearLR,
@@ -86,7 +86,7 @@ class CosineAnnealingLR(LRScheduler):
     """Cosine from the base rate down to ``eta_min`` over ``T_max`` epochs (torch's
     recursive form, which restarts upward after ``T_max``)."""
 
-    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,
                  last_epoch: int = -1) -> None:
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)

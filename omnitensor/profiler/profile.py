@@ -21,7 +21,7 @@ from .session import Session
 A = ProfilerAction
 
 
-class profile:  # noqa: N801 - torch's name
+class profile:  # torch's name
     """Profile the ops run inside it (a context manager, or ``start()``/``stop()``).
 
     ``activities``: ``ProfilerActivity.CPU`` for host times of every op, any other member

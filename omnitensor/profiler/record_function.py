@@ -8,7 +8,7 @@ from typing import Any, Callable
 from . import session
 
 
-class record_function:  # noqa: N801 - torch's name
+class record_function:  # torch's name
     """Label a region: ``with record_function("forward"): ...`` or
     ``@record_function("step")``. The range appears in ``key_averages()`` (its times
     include the ops inside) and in the trace as a ``user_annotation``."""

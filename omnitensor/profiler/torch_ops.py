@@ -123,7 +123,7 @@ def _op_wrapper(name: str, fn: Callable) -> Callable:
 
 
 def _module_wrapper(fn: Callable) -> Callable:
-    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N807 - it is one
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:  # it is one
         listeners = [ls for ls in _listeners if ls.wants_modules]
         if not listeners:
             return fn(self, *args, **kwargs)

@@ -35,8 +35,8 @@ from .legacy_format import (PickleScanner, is_tar, pickle_for_legacy, read_legac
                             write_legacy)
 from .locations import LoadedStorage, MapLocation
 from .rebuild import LoadContext
-from .safetensors_format import _Decoder  # noqa: F401 - the attack tests drive it directly
-from .torch_module_api import *  # noqa: F401,F403 - the rest of torch.serialization
+from .safetensors_format import _Decoder  # the attack tests drive it directly
+from .torch_module_api import *  # the rest of torch.serialization
 from .torch_module_api import __all__ as _TORCH_MODULE_API
 from .torch_names import allowed_globals
 from .zip_format import is_zip, pickle_for_zip, read_zip, write_zip

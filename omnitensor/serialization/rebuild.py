@@ -118,7 +118,7 @@ class LoadContext:
                 base = from_numpy(typed)  # shares the file mapping's pages
             else:
                 base = tensor(typed, dtype=dtype, device=target)
-        except Exception as e:  # noqa: BLE001 - explain with the remedy
+        except Exception as e:  # explain with the remedy
             raise RuntimeError(
                 f"omnitensor.load: cannot restore a storage saved on {storage.location} onto "
                 f"{target}: {e}. Pass map_location='cpu' (or another available device) to "

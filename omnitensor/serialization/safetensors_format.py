@@ -428,7 +428,7 @@ class _Decoder:
         target = resolve_location(str(saved), self.map_location)
         try:
             t = tensor(arr, dtype=dtype, device=target)
-        except Exception as e:  # noqa: BLE001 - explain with the remedy
+        except Exception as e:  # explain with the remedy
             raise RuntimeError(f"omnitensor.load: cannot restore a tensor saved on {saved} onto "
                                f"{target}: {e}. Pass map_location='cpu' (or another available "
                                f"device) to load it elsewhere") from e

@@ -278,7 +278,7 @@ def _register_builtins() -> None:
                          serialized_type_name="collections.deque",
                          flatten_with_keys_fn=lambda d: (
                              [(SequenceKey(i), v) for i, v in enumerate(d)], d.maxlen))
-    named_keys = lambda t: ([(GetAttrKey(f), v) for f, v in zip(t._fields, t)],  # noqa: E731
+    named_keys = lambda t: ([(GetAttrKey(f), v) for f, v in zip(t._fields, t)],
                             type(t))
     register_pytree_node(_NamedTupleNode, lambda t: (list(t), type(t)),
                          lambda xs, cls: cls(*xs),

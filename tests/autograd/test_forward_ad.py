@@ -156,7 +156,7 @@ def test_nested_levels_are_forward_over_forward(device):
             t1 = ofw.unpack_dual(y, level=inner).tangent
             t2 = ofw.unpack_dual(t1, level=outer).tangent
     tx, tv = torch.tensor(X), torch.tensor(T)
-    f = lambda a: (a.sin() * a).exp()  # noqa: E731
+    f = lambda a: (a.sin() * a).exp()
     ref = torch.func.jvp(lambda a: torch.func.jvp(f, (a,), (tv,))[1], (tx,), (tv,))[1]
     _close(t2, ref)
 
@@ -164,7 +164,7 @@ def test_nested_levels_are_forward_over_forward(device):
 def test_reverse_over_forward_and_forward_over_reverse(device):
     xo = ot.tensor(X, device=device, requires_grad=True)
     xt = torch.tensor(X, requires_grad=True)
-    f = lambda a: (a.sin() * a.exp()).sum(1).square()  # noqa: E731
+    f = lambda a: (a.sin() * a.exp()).sum(1).square()
     with ofw.dual_level():
         y = f(ofw.make_dual(xo, ot.tensor(T, device=device)))
         ofw.unpack_dual(y).tangent.sum().backward()  # d(J t)/dx
@@ -173,7 +173,7 @@ def test_reverse_over_forward_and_forward_over_reverse(device):
         tfw.unpack_dual(y).tangent.sum().backward()
     _close(xo.grad, xt.grad)
     # forward over reverse: the tangent of a gradient is a Hessian-vector product
-    g = lambda a: (a.sin() * a.exp()).sum()  # noqa: E731
+    g = lambda a: (a.sin() * a.exp()).sum()
     with ofw.dual_level():
         xd = ofw.make_dual(ot.tensor(X, device=device).requires_grad_(),
                            ot.tensor(T, device=device))

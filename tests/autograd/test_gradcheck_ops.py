@@ -19,8 +19,8 @@ def _tol(dt):
         dict(eps=1e-3, atol=2e-2, rtol=2e-2)
 
 
-U = lambda f, lo=-2.0, hi=2.0: (f, [(2, 3)], lo, hi)  # noqa: E731
-B = lambda f, lo=-2.0, hi=2.0, s=((2, 3), (2, 3)): (f, list(s), lo, hi)  # noqa: E731
+U = lambda f, lo=-2.0, hi=2.0: (f, [(2, 3)], lo, hi)
+B = lambda f, lo=-2.0, hi=2.0, s=((2, 3), (2, 3)): (f, list(s), lo, hi)
 
 OPS = {
     "neg": U(lambda x: -x), "abs": U(ot.abs, 0.2, 2), "exp": U(ot.exp), "expm1": U(ot.expm1),

@@ -9,10 +9,10 @@ import pytest
 
 pytest.importorskip("pyopencl", reason="pyopencl is not installed: pip install 'omnitensor[opencl]'")
 
-from omnitensor.backends import registry  # noqa: E402
-from omnitensor.errors import BackendError, UnsupportedDTypeError  # noqa: E402
+from omnitensor.backends import registry
+from omnitensor.errors import BackendError, UnsupportedDTypeError
 
-from contract_helpers import Probe, rand, wide  # noqa: E402
+from contract_helpers import Probe, rand, wide
 
 CL, WHY = registry.try_backend("opencl")
 if CL is None:

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("pyopencl", reason="pyopencl is not installed: pip install 'omnitensor[opencl]'")
 
-from omnitensor.backends import registry  # noqa: E402
+from omnitensor.backends import registry
 
 CL, WHY = registry.try_backend("opencl")
 if CL is None:

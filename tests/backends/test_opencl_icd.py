@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("pyopencl", reason="pyopencl is not installed: pip install 'omnitensor[opencl]'")
 
-from omnitensor.backends import intel_cpu_runtime  # noqa: E402
+from omnitensor.backends import intel_cpu_runtime
 
 _SCENARIO = r"""
 import json, os

@@ -109,7 +109,7 @@ def test_vmap_loops_and_stacks(device):
 def test_autograd_functional(device):
     x, y, tx, ty = _args(device)
     AF, TAF = ot.autograd.functional, torch.autograd.functional
-    g = lambda t: (t ** 3).sin()  # noqa: E731
+    g = lambda t: (t ** 3).sin()
     _close(AF.jacobian(g, x), TAF.jacobian(g, tx))
     _close(AF.jacobian(h, (x, y)), TAF.jacobian(h, (tx, ty)))
     _close(AF.hessian(f, x), TAF.hessian(f, tx))
@@ -154,7 +154,7 @@ def test_transforms_over_pytrees(device):
     _tree_close(of.jacfwd(loss(ot))(p, a), tf.jacfwd(loss(torch))(tp, ta))
     _tree_close(of.hessian(loss(ot), argnums=1)(p, a), tf.hessian(loss(torch), argnums=1)(tp, ta))
     # vjp and jvp with pytree outputs, has_aux
-    g = lambda ns: (lambda x, y: ({"s": ns.sin(x) * y.sum()}, [x * 2]))  # noqa: E731
+    g = lambda ns: (lambda x, y: ({"s": ns.sin(x) * y.sum()}, [x * 2]))
     out, fn, aux = of.vjp(lambda x, y: (g(ot)(x, y), x.sum()), a, b, has_aux=True)
     tout, tfn, taux = tf.vjp(lambda x, y: (g(torch)(x, y), x.sum()), ta, tb, has_aux=True)
     _tree_close(out, tout)
@@ -200,7 +200,7 @@ def test_vmap_in_out_dims_and_nesting(device):
     _tree_close(of.vmap(fn(ot), in_dims=dims, out_dims={"y": 1, "n": 0})(*args, k=2.0),
                 tf.vmap(fn(torch), in_dims=dims, out_dims={"y": 1, "n": 0})(*targs, k=2.0))
     # nested vmap: an outer product; vmap of jacrev; negative dims
-    outer = lambda ns: ns.func.vmap(ns.func.vmap(lambda u, v: u * v, (None, 0)), (0, None))  # noqa
+    outer = lambda ns: ns.func.vmap(ns.func.vmap(lambda u, v: u * v, (None, 0)), (0, None))
     _tree_close(outer(ot)(a[:, 0], b[0]), outer(torch)(ta[:, 0], tb[0]))
     _tree_close(of.vmap(of.jacrev(ot.sin), in_dims=-1)(b), tf.vmap(tf.jacrev(torch.sin),
                                                                in_dims=-1)(tb))

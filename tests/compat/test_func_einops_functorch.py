@@ -9,7 +9,7 @@ import omnitensor as ot
 import omnitensor.func as of
 import omnitensor.functorch.compile
 import omnitensor.functorch.einops
-import omnitensor.functorch.experimental  # noqa: F401
+import omnitensor.functorch.experimental
 from omnitensor import functorch as oft
 
 torch = pytest.importorskip("torch")

@@ -12,7 +12,7 @@ from omnitensor.errors import BackendUnavailableError, UnsupportedDTypeError
 
 torch = pytest.importorskip("torch")
 
-import omnitensor.autograd.graph  # noqa: E402,F401 - torch.autograd.graph on the face
+import omnitensor.autograd.graph  # noqa: E402 - torch.autograd.graph on the face
 import omnitensor.library  # noqa: E402,F401 - torch.library on the face
 import omnitensor.nn.attention.flex_attention as ot_flex  # noqa: E402
 from torch.nn.attention import flex_attention as torch_flex  # noqa: E402

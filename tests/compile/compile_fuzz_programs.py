@@ -56,7 +56,7 @@ class Program:
 
     def factory(self) -> Any:
         ns: dict = {"ot": ot}
-        exec(compile(self.source, "<compile-fuzz program>", "exec"), ns)  # noqa: S102
+        exec(compile(self.source, "<compile-fuzz program>", "exec"), ns)
         return ns["make"]
 
 
@@ -124,7 +124,7 @@ class Generator:
             for i in range(self.n):
                 env[f"x{i}"] = _value(self.in_shapes[k][i], self.in_dtypes[i], 7 + k * 31 + i)
             for line in self.lines:
-                exec(line, env)  # noqa: S102
+                exec(line, env)
             self.envs.append(env)
 
     def eff(self, v: Var) -> float:
@@ -155,12 +155,12 @@ class Generator:
         results = []
         try:
             for env in self.envs:
-                exec(line, env)  # noqa: S102
+                exec(line, env)
                 if name is not None:
                     results.append(env[name])
             if name is not None and not all(isinstance(t, ot.Tensor) for t in results):
                 raise TypeError("not a tensor")
-        except Exception:  # noqa: BLE001 - not valid for every variant: drop the line
+        except Exception:  # not valid for every variant: drop the line
             self._reset_envs()
             return
         if name is not None:

@@ -188,7 +188,7 @@ def test_one_compiled_function_from_several_threads(device):
             try:
                 if abs(g(x)[0, 0].item() - want) > 1e-4:
                     errs.append("wrong value")
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 errs.append(repr(e))
 
     def threads(g):

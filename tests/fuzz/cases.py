@@ -23,7 +23,7 @@ small = st.integers(-2, 5)
 dim = st.one_of(st.integers(-4, 4), st.integers(-4, 4), st.integers(-4, 4), BAD)
 shape = st.lists(st.integers(0, 4), max_size=3)
 pos_shape = st.lists(st.integers(1, 4), min_size=1, max_size=3)
-maybe = lambda s: st.one_of(s, s, s, BAD)  # noqa: E731 - mostly s, sometimes junk
+maybe = lambda s: st.one_of(s, s, s, BAD)  # mostly s, sometimes junk
 
 
 def tensor(shapes=shape, dtypes=("float32",), gen="n"):
@@ -44,7 +44,7 @@ key = st.one_of(st.integers(-5, 5), st.builds(lambda a, b, c: {"S": [a, b, c]},
                 st.one_of(st.none(), small), st.one_of(st.none(), small),
                 st.one_of(st.none(), st.integers(-1, 3))), idx, BAD)
 pair = st.tuples(st.integers(-3, 3), st.integers(-3, 3)).map(list)
-listof = lambda s: st.lists(s, max_size=3).map(lambda v: {"L": v})  # noqa: E731
+listof = lambda s: st.lists(s, max_size=3).map(lambda v: {"L": v})
 
 ARGS: dict[str, list] = {
     "zeros": [maybe(shape)], "ones": [maybe(shape)], "empty": [maybe(shape)],

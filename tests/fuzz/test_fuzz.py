@@ -15,8 +15,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 pytest.importorskip("hypothesis")
 
-from cases import draw_cases  # noqa: E402
-from runner import run_cases, summary  # noqa: E402
+from cases import draw_cases
+from runner import run_cases, summary
 
 CI_CASES = int(os.environ.get("OMNITENSOR_FUZZ_CASES", "120"))
 SEED = int(os.environ.get("OMNITENSOR_FUZZ_SEED", "21"))

@@ -88,7 +88,7 @@ def outcome(fn: Any, lib: Any, F: Any, dev: str, case: dict) -> dict:
                 out.append({"py": repr(a)[:80],
                             "v": [float(a)] if isinstance(a, (int, float)) else None})
         return {"ok": out}
-    except BaseException as e:  # noqa: BLE001 - the outcome is what we record
+    except BaseException as e:  # the outcome is what we record
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
         return {"err": type(e).__name__, "mod": type(e).__module__,

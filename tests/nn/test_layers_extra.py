@@ -434,7 +434,7 @@ def test_affine_grid_and_grid_sample_like_torch(device, mode, padding_mode, alig
 
 
 def test_gradcheck_grid_sample():
-    fn = lambda x, g: F.grid_sample(x, g, "bilinear", "border", False)  # noqa: E731
+    fn = lambda x, g: F.grid_sample(x, g, "bilinear", "border", False)
     g = ot.tensor(np.random.default_rng(0).uniform(-0.9, 0.9, (1, 3, 2, 2)), dtype=ot.float64,
                   requires_grad=True)
     assert gradcheck(fn, [_d(1, 2, 3, 4), g], eps=1e-6, atol=1e-5, rtol=1e-3)

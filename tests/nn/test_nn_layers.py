@@ -54,7 +54,7 @@ def test_conv2d(device, cfg):
     m = _to(nn.Conv2d(4, 6, (3, 2), **cfg), device)
     x = T(X4, device, rg=True)
     y = m(x)
-    pair = lambda v: v if isinstance(v, tuple) else (v, v)  # noqa: E731
+    pair = lambda v: v if isinstance(v, tuple) else (v, v)
     ref = np_conv2d(X4, N(m.weight), N(m.bias), pair(cfg["stride"]), pair(cfg["padding"]),
                     pair(cfg["dilation"]), cfg["groups"])
     np.testing.assert_allclose(N(y), ref, **tol(device))

@@ -91,7 +91,7 @@ def _trained_bn(model: nn.Module, x: ot.Tensor) -> None:
 def _cases(device: str) -> dict:
     ot.manual_seed(0)
     g = np.random.default_rng(0)
-    rn = lambda *s: ot.tensor(g.standard_normal(s).astype(np.float32), device=device)  # noqa
+    rn = lambda *s: ot.tensor(g.standard_normal(s).astype(np.float32), device=device)
     res = ResBlock().to(device)
     _trained_bn(res, rn(6, 4, 5, 5))
     from omnitensor.demos.train_digits import build
@@ -176,7 +176,7 @@ class Shapes(nn.Module):
 
 def _layers(device: str) -> dict:
     g = np.random.default_rng(3)
-    rn = lambda *s: ot.tensor(g.standard_normal(s).astype(np.float32), device=device)  # noqa
+    rn = lambda *s: ot.tensor(g.standard_normal(s).astype(np.float32), device=device)
     mha = nn.MultiheadAttention(8, 2, batch_first=True)
 
     class MHA(nn.Module):

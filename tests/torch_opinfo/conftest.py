@@ -117,7 +117,7 @@ def _summary_path() -> Path:
     return Path(os.environ.get("OMNITENSOR_OPINFO_SUMMARY", str(default)))
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     if not RESULTS:
         return
     path = _summary_path()

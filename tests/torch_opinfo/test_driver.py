@@ -15,11 +15,11 @@ import omnitensor as ot
 pytest.importorskip("torch")
 pytest.importorskip("expecttest")
 
-from omnitensor.conformance import torch_opinfo as T  # noqa: E402
-from omnitensor.conformance.torch_opinfo.compare import Options, compare  # noqa: E402
-from omnitensor.conformance.torch_opinfo.convert import Arr  # noqa: E402
-from omnitensor.conformance.torch_opinfo.driver import forward_sample, samples  # noqa: E402
-from omnitensor.conformance.torch_opinfo.oracle import ops_by_key  # noqa: E402
+from omnitensor.conformance import torch_opinfo as T
+from omnitensor.conformance.torch_opinfo.compare import Options, compare
+from omnitensor.conformance.torch_opinfo.convert import Arr
+from omnitensor.conformance.torch_opinfo.driver import forward_sample, samples
+from omnitensor.conformance.torch_opinfo.oracle import ops_by_key
 
 GAPS_FILE = Path(__file__).parent / "known_gaps.txt"
 

@@ -8,8 +8,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("expecttest")
 
-from omnitensor.conformance import torch_opinfo as T  # noqa: E402
-import importlib  # noqa: E402
+from omnitensor.conformance import torch_opinfo as T
+import importlib
 
 R = importlib.import_module("omnitensor.conformance.torch_opinfo.resolve")
 from omnitensor.conformance.torch_opinfo.oracle import ops_by_key  # noqa: E402

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 pytest.importorskip("tensorboard")
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-import omnitensor as ot  # noqa: E402
-from omnitensor.utils.tensorboard import SummaryWriter  # noqa: E402
+import omnitensor as ot
+from omnitensor.utils.tensorboard import SummaryWriter
 
 GUIDANCE = {"scalars": 0, "histograms": 0, "images": 0, "tensors": 0}
 

@@ -147,7 +147,7 @@ class _Kernels(dict):
 def _pair(st: Any, pkey: Any, name: str, src: Any, cts: Sequence[CType]) -> _Kernels:
     ks = _Kernels()
     ks.st, ks.pkey, ks.name, ks.src, ks.init = st, pkey, name, src, init_args(len(cts), cts)
-    ks[0]  # noqa: B018 - create the common kernel object now (it compiles on first launch)
+    ks[0]  # create the common kernel object now (it compiles on first launch)
     return ks
 
 

@@ -47,11 +47,11 @@ try:
     import dpnp
 except ImportError as e:  # the registry turns this into "pip install 'omnitensor[sycl]'"
     raise ImportError(f"the sycl backend needs dpctl and dpnp: {e}") from e
-import dpctl  # noqa: E402 - imported by .devices after the ICD setup
+import dpctl  # imported by .devices after the ICD setup
 
-from . import ops as sycl_ops, pool as sycl_pool, sync  # noqa: E402 - need dpnp imported above
-from ..base import BINARY, PREDICATES, UNARY  # noqa: E402
-from ..namespace_backend import NamespaceBackend  # noqa: E402
+from . import ops as sycl_ops, pool as sycl_pool, sync  # need dpnp imported above
+from ..base import BINARY, PREDICATES, UNARY
+from ..namespace_backend import NamespaceBackend
 
 _FP64 = frozenset((np.dtype(np.float64), np.dtype(np.complex128)))
 _FP16 = frozenset((np.dtype(np.float16),))

@@ -20,14 +20,14 @@ import numpy as np
 from ... import envvars
 from .devices import DISCOVERY_ERROR, ENV, discover  # dpctl, after the ICD setup
 
-import dpctl  # noqa: E402
-import dpnp  # noqa: E402
+import dpctl
+import dpnp
 
-from ..base import FFT, LINALG  # noqa: E402
-from ..opencl import gemm as cl_gemm  # noqa: E402
-from ..opencl.array import CLArray, new  # noqa: E402
-from ..opencl.backend import OpenCLBackend  # noqa: E402
-from . import library, runtime  # noqa: E402
+from ..base import FFT, LINALG
+from ..opencl import gemm as cl_gemm
+from ..opencl.array import CLArray, new
+from ..opencl.backend import OpenCLBackend
+from . import library, runtime
 
 _DEVICES = discover(prefer_opencl=True)
 

@@ -211,7 +211,7 @@ class SyclState(DeviceState):
     pool: Any
     dummy: Any
 
-    def __init__(self, index: int, dev: Any, pool_limit: int) -> None:  # noqa: D107
+    def __init__(self, index: int, dev: Any, pool_limit: int) -> None:
         # not DeviceState.__init__: that one opens a PyOpenCL context
         self.index = index
         self.dev = dev

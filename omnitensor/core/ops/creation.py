@@ -38,7 +38,7 @@ def from_host(array: np.ndarray, dev: Device, dtype: _dt.DType | None = None,
         array = array.astype(d.np)
     try:
         data = dev.backend.from_numpy(array, dev.index)
-    except Exception as e:  # noqa: BLE001 - an allocation failure becomes OutOfMemoryError
+    except Exception as e:  # an allocation failure becomes OutOfMemoryError
         if _oom.is_out_of_memory(e):
             raise _oom.translate(e, dev, array.nbytes) from None
         raise
@@ -235,7 +235,7 @@ def _creation(shape: tuple, dtype: _dt.DType, device: Any, requires_grad: bool,
     try:
         data = be.empty(shape, dtype.np, dev.index) if fill is None else \
             be.full(shape, fill, dtype.np, dev.index)
-    except Exception as e:  # noqa: BLE001 - an allocation failure becomes OutOfMemoryError
+    except Exception as e:  # an allocation failure becomes OutOfMemoryError
         if _oom.is_out_of_memory(e):
             raise _oom.translate(e, dev, _oom.nbytes(shape, dtype.itemsize)) from None
         raise

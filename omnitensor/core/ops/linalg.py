@@ -83,7 +83,7 @@ def _native(name: str, *xs: Tensor, **kw: Any) -> Any:
         return host_fallback.run("linalg", name, xs[0].device, [x._data for x in xs], **kw)
     except np.linalg.LinAlgError as e:
         raise LinAlgError(f"linalg.{name}: {e}") from None
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         if "LinAlgError" in type(e).__name__ or "singular" in str(e).lower():
             raise LinAlgError(f"linalg.{name}: {e}") from None
         raise
@@ -214,7 +214,7 @@ def _hermitian_from(x: Tensor, uplo: str) -> Tensor:
     return part + part.mT.conj() + (d.real.to(x.dtype) if x.dtype.kind == "c" else d).diag_embed()
 
 
-def eigh(x: Tensor, /, UPLO: str = "L") -> EighResult:  # noqa: N803 - torch's name
+def eigh(x: Tensor, /, UPLO: str = "L") -> EighResult:  # torch's name
     """Eigenvalues (ascending) and eigenvectors of Hermitian matrices, read from the
     ``UPLO`` triangle."""
     x = _float(x)
@@ -239,7 +239,7 @@ def _eigh_backward(node: Any, gw: Tensor, gv: Tensor) -> tuple:
     return (0.5 * (ga + ga.mT.conj()),)
 
 
-def eigvalsh(x: Tensor, /, UPLO: str = "L") -> Tensor:  # noqa: N803 - torch's name
+def eigvalsh(x: Tensor, /, UPLO: str = "L") -> Tensor:  # torch's name
     return eigh(x, UPLO).eigenvalues
 
 

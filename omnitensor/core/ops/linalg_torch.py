@@ -89,11 +89,11 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
     return (r.LU, r.pivots, r.info) if get_infos else (r.LU, r.pivots)
 
 
-def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
+def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     return _lu_solve(LU_data, LU_pivots, b)
 
 
-def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # noqa: N803
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
               unpack_pivots: bool = True) -> LUUnpack:
     """``(P, L, U)`` from ``lu_factor``'s packed output (``A = P L U``)."""
     m, n = LU_data.shape[-2], LU_data.shape[-1]
@@ -191,7 +191,7 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
     return out
 
 
-def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     """NumPy's Vandermonde matrix of a 1-D ``x`` (decreasing powers unless
     ``increasing``)."""
     if x.ndim != 1:

@@ -22,7 +22,7 @@ from .elementwise import imag, isinf, isnan, logaddexp, real
 from .gather import scatter, scatter_add
 from .inplace import inplace_method
 from .reduction import vector_norm
-from .covariance import corrcoef, cov  # noqa: F401  (bound below; exported from here)
+from .covariance import corrcoef, cov  # bound below; exported from here
 from .softmax import log_softmax, softmax  # torch.softmax and Tensor.softmax
 from .ternary import where
 

@@ -1,8 +1,8 @@
 """Sparse tensors (COO, CSR, CSC) made of dense component tensors, with their ops written
 once as composites of dense ops (see ``docs/sparse.md``). Importing this package registers
 the sparse implementations in ``core/layout_dispatch.py``'s table."""
-from . import arith as _arith  # noqa: F401  (registers the elementwise ops)
-from . import matmul as _matmul  # noqa: F401  (registers matmul)
+from . import arith as _arith  # registers the elementwise ops
+from . import matmul as _matmul  # registers matmul
 from .construct import (sparse_bsc_tensor, sparse_bsr_tensor, sparse_compressed_tensor,
                         sparse_coo_tensor, sparse_csc_tensor, sparse_csr_tensor, spdiags)
 from .matmul import addmm, sparse_mm

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 # resampling (interpolate.py)
-from .interpolate import (affine_grid, grid_sample, interpolate, pixel_shuffle,  # noqa: E402
+from .interpolate import (affine_grid, grid_sample, interpolate, pixel_shuffle,
                           pixel_unshuffle, upsample, upsample_bilinear, upsample_nearest)
 
 __all__ += ["interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample",
@@ -49,23 +49,23 @@ __all__ += ["interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample",
 
 # activations, norms, pools and dropouts beyond the common ones; distances; margin and
 # likelihood losses; embedding bags; CTC (each module says what it holds)
-from .activation import (celu_, elu_, gumbel_softmax, hardshrink, hardtanh_,  # noqa: E402
+from .activation import (celu_, elu_, gumbel_softmax, hardshrink, hardtanh_,
                          prelu, rrelu, rrelu_, selu_, softshrink, tanhshrink, threshold_)
-from .ctc import ctc_loss  # noqa: E402
-from .distance import cosine_similarity, pairwise_distance, pdist  # noqa: E402
-from .embedding_bag import embedding_bag  # noqa: E402
-from .loss_margin import (cosine_embedding_loss, gaussian_nll_loss,  # noqa: E402
+from .ctc import ctc_loss
+from .distance import cosine_similarity, pairwise_distance, pdist
+from .embedding_bag import embedding_bag
+from .loss_margin import (cosine_embedding_loss, gaussian_nll_loss,
                           hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
                           multilabel_margin_loss, multilabel_soft_margin_loss,
                           poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
                           triplet_margin_with_distance_loss)
-from .misc import (alpha_dropout, channel_shuffle, dropout3d,  # noqa: E402
+from .misc import (alpha_dropout, channel_shuffle, dropout3d,
                    feature_alpha_dropout, native_channel_shuffle)
-from .fractional_pool import (fractional_max_pool2d,  # noqa: E402
+from .fractional_pool import (fractional_max_pool2d,
                               fractional_max_pool2d_with_indices, fractional_max_pool3d,
                               fractional_max_pool3d_with_indices)
-from .normalization import local_response_norm, rms_norm  # noqa: E402
-from .pooling import (adaptive_max_pool1d_with_indices,  # noqa: E402
+from .normalization import local_response_norm, rms_norm
+from .pooling import (adaptive_max_pool1d_with_indices,
                       adaptive_max_pool2d_with_indices, adaptive_max_pool3d_with_indices,
                       lp_pool3d, max_pool1d_with_indices, max_pool2d_with_indices,
                       max_pool3d_with_indices)
@@ -85,6 +85,6 @@ __all__ += ["celu_", "elu_", "gumbel_softmax", "hardshrink", "hardtanh_", "prelu
             "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
             "fractional_max_pool3d_with_indices"]
 
-from .grouped import assert_int_or_pair, conv_tbc, grouped_mm  # noqa: E402
+from .grouped import assert_int_or_pair, conv_tbc, grouped_mm
 
 __all__ += ["grouped_mm", "conv_tbc", "assert_int_or_pair"]

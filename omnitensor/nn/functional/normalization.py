@@ -195,7 +195,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4,  # noqa: 
     before, after = size // 2, (size - 1) // 2
     from ...core.ops.join import cat
     from ...core.ops.creation import zeros
-    pad_shape = lambda n: (input.shape[0], n) + tuple(input.shape[2:])  # noqa: E731
+    pad_shape = lambda n: (input.shape[0], n) + tuple(input.shape[2:])
     padded = cat([zeros(pad_shape(before), dtype=sq.dtype, device=sq.device), sq,
                   zeros(pad_shape(after), dtype=sq.dtype, device=sq.device)], 1)
     window = padded.narrow(1, 0, c)

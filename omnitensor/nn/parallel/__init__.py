@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...dist.ddp import DistributedDataParallel
 
-from .data_parallel import DataParallel, data_parallel  # noqa: E402
+from .data_parallel import DataParallel, data_parallel
 
 DDP = DistributedDataParallel
 

@@ -1,5 +1,5 @@
 """``omnitensor.nn.utils``: gradient clipping and parameter/vector conversion."""
-from . import rnn  # noqa: F401 (torch.nn.utils.rnn)
+from . import rnn  # torch.nn.utils.rnn
 from .clip_grad import clip_grad_norm_, clip_grad_value_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from .legacy_norms import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm

@@ -184,7 +184,7 @@ class Compare:
     def __str__(self) -> str:
         return "\n".join(self._render())
 
-    def print(self) -> None:  # noqa: A003 - torch's name
+    def print(self) -> None:  # torch's name
         """Print the tables."""
         print(str(self))
 

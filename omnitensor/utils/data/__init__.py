@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...data import *  # noqa: F401,F403
-from ...data import __all__  # noqa: F401
-from . import _utils, dataloader, dataset, distributed, sampler  # noqa: F401
+from ...data import *
+from ...data import __all__
+from . import _utils, dataloader, dataset, distributed, sampler
 
 
 def __getattr__(name: str) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...data import dataloader as _impl
-from ...data.dataloader import *  # noqa: F401,F403
+from ...data.dataloader import *  # noqa: F403
 from ...data.dataloader import __all__  # noqa: F401
 
 

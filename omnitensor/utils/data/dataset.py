@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...data import dataset as _impl
-from ...data.dataset import *  # noqa: F401,F403
+from ...data.dataset import *  # noqa: F403
 from ...data.dataset import __all__  # noqa: F401
 
 

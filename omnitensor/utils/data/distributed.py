@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...data import distributed as _impl
-from ...data.distributed import *  # noqa: F401,F403
+from ...data.distributed import *  # noqa: F403
 from ...data.distributed import __all__  # noqa: F401
 
 

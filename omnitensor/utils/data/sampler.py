@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...data import sampler as _impl
-from ...data.sampler import *  # noqa: F401,F403
+from ...data.sampler import *  # noqa: F403
 from ...data.sampler import __all__  # noqa: F401
 
 

@@ -5,11 +5,11 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
 
-import torch  # noqa: E402
-from transformers import (BertConfig, BertForSequenceClassification, GPT2Config,  # noqa: E402
+import torch
+from transformers import (BertConfig, BertForSequenceClassification, GPT2Config,
                           GPT2LMHeadModel)
 
-from _harness import DEVICE, ints, report, seed_module  # noqa: E402
+from _harness import DEVICE, ints, report, seed_module
 
 gpt = GPT2LMHeadModel(GPT2Config(vocab_size=64, n_positions=32, n_embd=32, n_layer=2,
                                  n_head=4, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,

@@ -22,14 +22,14 @@ __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "m
            "tensorinv", "tensorsolve", "vander", "ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
 
-def _with_out(fn):  # type: ignore[no-untyped-def]
+def _with_out(fn):
     """``fn`` also taking torch's ``out=`` (core's one rule: core/ops/out_arg.py)."""
     import functools
 
     from .core.ops.out_arg import write_out
 
     @functools.wraps(fn)
-    def with_out(*args, out=None, **kwargs):  # type: ignore[no-untyped-def]
+    def with_out(*args, out=None, **kwargs):
         return write_out(f"linalg.{fn.__name__}", fn(*args, **kwargs), out)
     return with_out
 

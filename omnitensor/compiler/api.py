@@ -95,7 +95,7 @@ class CompiledFunction:
         self._speculation_misses = 0
         self._segmented_calls = 0     # calls the last segmented capture served unguarded
         self._retraced: set[Any] = set()
-        functools.update_wrapper(self, fn, updated=())   # type: ignore[arg-type]
+        functools.update_wrapper(self, fn, updated=())
         _ALL.add(self)
 
     # ---------------------------------------------------------------- the call

@@ -424,7 +424,7 @@ class deferring:
         if None not in s.real:   # the graph's device was not loaded: load it
             d = _device(s.owner.device)
             s.real[None], s.index[None] = d.backend, d.index
-        capture_hooks.set_active(s)  # type: ignore[arg-type]
+        capture_hooks.set_active(s)
         return s
 
     def __exit__(self, *exc: Any) -> None:

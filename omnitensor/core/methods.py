@@ -404,7 +404,7 @@ def _bind_methods() -> None:
     T.zero_, T.fill_, T.copy_ = zero_, fill_, copy_
     T.__deepcopy__ = deepcopy
     T.backward = tensor_backward
-    T.__new__ = staticmethod(_construct)  # type: ignore[method-assign]
+    T.__new__ = staticmethod(_construct)
     T.uniform_, T.normal_, T.bernoulli_ = rnd.uniform_, rnd.normal_, rnd.bernoulli_
     T.random_, T.exponential_ = rnd.random_, rnd.exponential_
     T.new_tensor, T.new_full = new_tensor, new_full

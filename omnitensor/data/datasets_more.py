@@ -29,7 +29,7 @@ class ChainDataset(IterableDataset):
             yield from d
 
     def __len__(self) -> int:
-        return sum(len(d) for d in self._each())  # type: ignore[arg-type]
+        return sum(len(d) for d in self._each())
 
 
 class StackDataset(Dataset):

@@ -31,7 +31,7 @@ class Binomial(ProbsOrLogits, Distribution):
         super().__init__(param.shape, validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         return constraints.integer_interval(0, self.total_count)
 
     @property

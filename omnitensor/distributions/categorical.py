@@ -48,7 +48,7 @@ class Categorical(ProbsOrLogits, Distribution):
                          validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         return constraints.integer_interval(0, self._num_events - 1)
 
     @property

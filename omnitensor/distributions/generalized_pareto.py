@@ -93,7 +93,7 @@ class GeneralizedPareto(Distribution):
         return self.loc
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         neg = self.concentration < 0
         upper = where(neg, self.loc - self.scale / where(neg, self.concentration, -1.0),
                       math.inf)

@@ -54,7 +54,7 @@ class Independent(Distribution):
         return self.base_dist.has_enumerate_support
 
     @constraints.dependent_property
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         result = self.base_dist.support
         if self.reinterpreted_batch_ndims:
             result = constraints.independent(result, self.reinterpreted_batch_ndims)

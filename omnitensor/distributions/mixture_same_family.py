@@ -63,7 +63,7 @@ class MixtureSameFamily(Distribution):
         return new
 
     @constraints.dependent_property
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     @property

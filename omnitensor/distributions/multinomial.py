@@ -50,7 +50,7 @@ class Multinomial(Distribution):
         return self._categorical._new(*args, **kwargs)
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         return constraints.multinomial(self.total_count)
 
     @property

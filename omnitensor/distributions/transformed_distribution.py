@@ -73,7 +73,7 @@ class TransformedDistribution(Distribution):
         return new
 
     @constraints.dependent_property(is_discrete=False)
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         if not self.transforms:
             return self.base_dist.support
         support = self.transforms[-1].codomain

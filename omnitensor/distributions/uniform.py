@@ -22,12 +22,12 @@ class Uniform(Distribution):
         super().__init__(self.low.shape, validate_args=validate_args)
 
     @property
-    def arg_constraints(self) -> dict[str, constraints.Constraint]:  # type: ignore[override]
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:
         return {"low": constraints.less_than(self.high),
                 "high": constraints.greater_than(self.low)}
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
-    def support(self) -> constraints.Constraint:  # type: ignore[override]
+    def support(self) -> constraints.Constraint:
         return constraints.interval(self.low, self.high)
 
     @property

@@ -38,7 +38,7 @@ def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
         device = tensors[0].device
     else:
         dtype, device = get_default_dtype(), None
-    out = [v if isinstance(v, Tensor) else tensor(float(v), dtype=dtype, device=device)  # type: ignore[arg-type]
+    out = [v if isinstance(v, Tensor) else tensor(float(v), dtype=dtype, device=device)
            for v in values]
     return tuple(broadcast_tensors(*out)) if len(out) > 1 else (out[0],)
 

@@ -27,7 +27,7 @@ _LOG_2 = math.log(2)
 
 def _mvdigamma(x: Tensor, p: int) -> Tensor:
     """The derivative of the log multivariate gamma: ``sum_i digamma(x - i / 2)``."""
-    return sum((special.digamma(x - i / 2) for i in range(p)), x * 0)  # type: ignore[return-value]
+    return sum((special.digamma(x - i / 2) for i in range(p)), x * 0)
 
 
 def _logabsdet(m: Tensor) -> Tensor:
@@ -90,7 +90,7 @@ class Wishart(ExponentialFamily):
         return Chi2(df=self.df.unsqueeze(-1) - steps.expand(tuple(self._batch_shape) + (-1,)))
 
     @property
-    def arg_constraints(self) -> dict[str, constraints.Constraint]:  # type: ignore[override]
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:
         return {"covariance_matrix": constraints.positive_definite,
                 "precision_matrix": constraints.positive_definite,
                 "scale_tril": constraints.lower_cholesky,

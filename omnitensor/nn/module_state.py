@@ -179,7 +179,7 @@ class StateDictMixin:
         metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)  # hooks may edit it: the caller's stays whole
         if metadata is not None:
-            state_dict._metadata = metadata  # type: ignore[attr-defined]
+            state_dict._metadata = metadata
 
         def load(module: Any, prefix: str = "") -> None:
             local = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))

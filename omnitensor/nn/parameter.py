@@ -71,7 +71,7 @@ class Buffer(metaclass=_BufferMeta):
     ``self.register_buffer("x", t, persistent)``). ``Buffer(t)`` is ``t``'s detached
     alias, marked."""
 
-    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Any:  # type: ignore[misc]
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Any:
         if data is None:
             from ..core.ops.creation import empty
             data = empty(0)

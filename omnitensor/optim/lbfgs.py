@@ -176,7 +176,7 @@ class LBFGS(Optimizer):
         finally:
             set_grad_enabled_raw(prev)
 
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:  # type: ignore[override]
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Run the iterations; ``closure`` re-evaluates the model (zero the gradients,
         compute the loss, ``backward()``) and returns the loss. Returns the first loss."""
         if closure is None:

@@ -40,7 +40,7 @@ def _native() -> Callable[[Any, str, str], Any] | None:
                                        "libDPCTLSyclInterface.so"))
         create = lib.DPCTLKernelBundle_CreateFromOCLSource
         delete = lib.DPCTLKernelBundle_Delete
-        capsule = _program.__pyx_capi__["SyclProgram_Make"]  # type: ignore[attr-defined]
+        capsule = _program.__pyx_capi__["SyclProgram_Make"]
     except (OSError, AttributeError, KeyError):
         return None
     create.restype = ctypes.c_void_p

@@ -129,7 +129,7 @@ class SyclBackend(OpenCLBackend):
     def wide_accumulation(self, x: Any) -> bool:
         return bool(x.state.fp64)
 
-    def state(self, index: int) -> runtime.SyclState:  # type: ignore[override]
+    def state(self, index: int) -> runtime.SyclState:
         st = self._states.get(index)
         if st is None:
             with self._lock:

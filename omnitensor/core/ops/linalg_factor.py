@@ -154,7 +154,7 @@ def _substitute(t: Tensor, b: Tensor, upper: bool, unit: bool) -> Tensor:
     for i in (range(n - 1, -1, -1) if upper else range(n)):
         acc = b[..., i, :]
         for j in (range(i + 1, n) if upper else range(i)):
-            acc = acc - t[..., i, j].unsqueeze(-1) * rows[j]  # type: ignore[operator]
+            acc = acc - t[..., i, j].unsqueeze(-1) * rows[j]
         rows[i] = acc if unit else acc / t[..., i, i].unsqueeze(-1)
     from .join import stack
     return stack(rows, dim=-2)  # type: ignore[arg-type]

@@ -67,12 +67,12 @@ class SparseTensor(Tensor):
     _layout: Any
 
     @property
-    def _data(self) -> Any:  # type: ignore[override]
+    def _data(self) -> Any:
         raise unsupported(_calling_op(), self)
 
     # ------------------------------------------------------------------ metadata
     @property
-    def layout(self) -> Any:  # type: ignore[override]
+    def layout(self) -> Any:
         return self._layout
 
     @property
@@ -121,7 +121,7 @@ class SparseTensor(Tensor):
 
     # ----------------------------------------------------------------- autograd
     @property
-    def requires_grad(self) -> bool:  # type: ignore[override]
+    def requires_grad(self) -> bool:
         return self._vals.requires_grad
 
     @requires_grad.setter
@@ -129,7 +129,7 @@ class SparseTensor(Tensor):
         self.requires_grad_(value)
 
     @property
-    def grad_fn(self) -> Any:  # type: ignore[override]
+    def grad_fn(self) -> Any:
         return self._vals.grad_fn
 
     @grad_fn.setter
@@ -143,7 +143,7 @@ class SparseTensor(Tensor):
         return self
 
     @property
-    def grad(self) -> Tensor | None:  # type: ignore[override]
+    def grad(self) -> Tensor | None:
         """The gradient of a sparse leaf, as torch presents it (see the module doc)."""
         g = self._vals.grad
         if g is None:
@@ -187,7 +187,7 @@ class SparseTensor(Tensor):
         return self
 
     @property
-    def data(self) -> Tensor:  # type: ignore[override]
+    def data(self) -> Tensor:
         return self.detach()
 
     @data.setter
@@ -249,8 +249,8 @@ class SparseCooTensor(SparseTensor):
     _idx: Tensor
     _coalesced: bool
 
-    is_sparse = True  # type: ignore[assignment]
-    is_sparse_csr = False  # type: ignore[assignment]
+    is_sparse = True
+    is_sparse_csr = False
 
     def sparse_dim(self) -> int:
         """Number of sparse dimensions (rows of the index tensor)."""
@@ -305,10 +305,10 @@ class SparseCompressedTensor(SparseTensor):
     _compressed: Tensor
     _plain: Tensor
 
-    is_sparse = False  # type: ignore[assignment]
+    is_sparse = False
 
     @property
-    def is_sparse_csr(self) -> bool:  # type: ignore[override]
+    def is_sparse_csr(self) -> bool:
         return self._layout is sparse_csr
 
     def sparse_dim(self) -> int:

@@ -68,7 +68,7 @@ class Transform:
         if self._cache_size == cache_size:
             return self
         if type(self).__init__ is Transform.__init__:
-            return type(self)(cache_size=cache_size)  # type: ignore[call-arg]
+            return type(self)(cache_size=cache_size)
         raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
 
     def __eq__(self, other: Any) -> bool:
@@ -127,14 +127,14 @@ class _InverseTransform(Transform):
 
     def __init__(self, transform: Transform) -> None:
         super().__init__(cache_size=transform._cache_size)
-        self._inv: Transform = transform  # type: ignore[assignment]
+        self._inv: Transform = transform
 
     @constraints.dependent_property(is_discrete=False)
-    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+    def domain(self) -> constraints.Constraint:
         return self._inv.codomain
 
     @constraints.dependent_property(is_discrete=False)
-    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+    def codomain(self) -> constraints.Constraint:
         return self._inv.domain
 
     @property
@@ -202,7 +202,7 @@ class ComposeTransform(Transform):
         return end, dim
 
     @constraints.dependent_property(is_discrete=False)
-    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+    def domain(self) -> constraints.Constraint:
         if not self.parts:
             return constraints.real
         dom, dim = self._event_dim(forward=False)
@@ -210,7 +210,7 @@ class ComposeTransform(Transform):
             else dom
 
     @constraints.dependent_property(is_discrete=False)
-    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+    def codomain(self) -> constraints.Constraint:
         if not self.parts:
             return constraints.real
         cod, dim = self._event_dim(forward=True)
@@ -298,12 +298,12 @@ class IndependentTransform(Transform):
                                     cache_size=cache_size)
 
     @constraints.dependent_property(is_discrete=False)
-    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+    def domain(self) -> constraints.Constraint:
         return constraints.independent(self.base_transform.domain,
                                        self.reinterpreted_batch_ndims)
 
     @constraints.dependent_property(is_discrete=False)
-    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+    def codomain(self) -> constraints.Constraint:
         return constraints.independent(self.base_transform.codomain,
                                        self.reinterpreted_batch_ndims)
 
@@ -354,11 +354,11 @@ class ReshapeTransform(Transform):
         super().__init__(cache_size=cache_size)
 
     @constraints.dependent_property
-    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+    def domain(self) -> constraints.Constraint:
         return constraints.independent(constraints.real, len(self.in_shape))
 
     @constraints.dependent_property
-    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+    def codomain(self) -> constraints.Constraint:
         return constraints.independent(constraints.real, len(self.out_shape))
 
     def with_cache(self, cache_size: int = 1) -> Transform:
@@ -464,11 +464,11 @@ class CatTransform(Transform):
         return all(t.bijective for t in self.transforms)
 
     @constraints.dependent_property
-    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+    def domain(self) -> constraints.Constraint:
         return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
 
     @constraints.dependent_property
-    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+    def codomain(self) -> constraints.Constraint:
         return constraints.cat([t.codomain for t in self.transforms], self.dim,
                                self.lengths)
 
@@ -518,11 +518,11 @@ class StackTransform(Transform):
         return all(t.bijective for t in self.transforms)
 
     @constraints.dependent_property
-    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+    def domain(self) -> constraints.Constraint:
         return constraints.stack([t.domain for t in self.transforms], self.dim)
 
     @constraints.dependent_property
-    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+    def codomain(self) -> constraints.Constraint:
         return constraints.stack([t.codomain for t in self.transforms], self.dim)
 
 

@@ -168,13 +168,13 @@ class AffineTransform(Transform):
         return self._event_dim
 
     @constraints.dependent_property(is_discrete=False)
-    def domain(self) -> constraints.Constraint:  # type: ignore[override]
+    def domain(self) -> constraints.Constraint:
         if self.event_dim == 0:
             return constraints.real
         return constraints.independent(constraints.real, self.event_dim)
 
     @constraints.dependent_property(is_discrete=False)
-    def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+    def codomain(self) -> constraints.Constraint:
         return self.domain
 
     def with_cache(self, cache_size: int = 1) -> Transform:

@@ -113,7 +113,7 @@ class ParametrizationList(ModuleList):
             for orig, v in zip(self.originals(), values):
                 orig.copy_(v)
 
-    def forward(self) -> Tensor:  # type: ignore[override]
+    def forward(self) -> Tensor:
         mods = list(self)
         x = mods[0](self.original) if self.is_tensor else mods[0](*self.originals())
         for m in mods[1:]:

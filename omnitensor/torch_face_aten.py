@@ -1,7 +1,8 @@
 """torch top-level functions written over omnitensor's public ops: aten's ``embedding_bag``
 (the 4-tuple form under ``F.embedding_bag``), ``lobpcg`` (a few extreme eigenpairs of a
 symmetric positive-definite, possibly generalized, problem) and the sparse-dense products
-``smm``, ``dsmm``, ``hspmm``/``hsmm``, ``sspaddmm``/``saddmm``. Both run on every device with
+``smm``, ``dsmm``, ``hspmm``/``hsmm``, ``sspaddmm``/``saddmm``, and the sparse
+components' ``*_copy`` functions. Both run on every device with
 the device's own kernels; only bag bookkeeping (offsets, integer indices) is read on the host.
 """
 from __future__ import annotations
@@ -13,7 +14,8 @@ import numpy as np
 import omnitensor as _ot
 from .core.tensor import Tensor
 
-__all__ = ["embedding_bag", "lobpcg", "dsmm", "smm", "hspmm", "hsmm", "sspaddmm", "saddmm"]
+__all__ = ["embedding_bag", "lobpcg", "dsmm", "smm", "hspmm", "hsmm", "sspaddmm", "saddmm",
+           "SPARSE_COPIES"]
 
 _MODES = {0: "sum", 1: "mean", 2: "max"}
 
@@ -215,3 +217,24 @@ def sspaddmm(input: Any, mat1: Any, mat2: Tensor, *, beta: Any = 1,  # noqa: A00
 
 
 saddmm = sspaddmm
+
+
+# ---------------------------------------------- sparse components, freshly allocated
+def _component_copy(method: str) -> Any:
+    def copy(input: Any, *, out: Any = None) -> Tensor:  # noqa: A002 - torch's name
+        from .core.ops.out_arg import write_out
+        part = getattr(input, method, None)
+        if part is None:
+            raise RuntimeError(f"{method}_copy: expected a sparse tensor with {method}(), "
+                               f"got a {type(input).__name__}")
+        return write_out(f"{method}_copy", part().clone(), out)
+
+    copy.__name__ = copy.__qualname__ = f"{method}_copy"
+    copy.__doc__ = (f"torch's ``{method}_copy``: ``input.{method}()`` as a new tensor (not "
+                    f"a view of the sparse tensor's storage).")
+    return copy
+
+
+#: torch's ``crow_indices_copy`` & co.: the compressed (CSR/CSC) and COO components
+SPARSE_COPIES = {f"{m}_copy": _component_copy(m) for m in (
+    "crow_indices", "col_indices", "ccol_indices", "row_indices", "values", "indices")}

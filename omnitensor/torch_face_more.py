@@ -398,4 +398,5 @@ def names() -> dict[str, Any]:
                embedding_bag=torch_face_aten.embedding_bag, lobpcg=torch_face_aten.lobpcg)
     out.update({n: getattr(torch_face_aten, n) for n in ("dsmm", "smm", "hspmm", "hsmm",
                                                           "sspaddmm", "saddmm")})
+    out.update(torch_face_aten.SPARSE_COPIES)
     return out

@@ -95,6 +95,9 @@ class CompiledFunction:
         self._speculation_misses = 0
         self._segmented_calls = 0     # calls the last segmented capture served unguarded
         self._retraced: set[Any] = set()
+        #: this function's cap on traces (torch.compile's recompile_limit); None: the config's
+        self.recompile_limit: int | None = None
+        self.name: str | None = None
         functools.update_wrapper(self, fn, updated=())
         _ALL.add(self)
 
@@ -147,12 +150,16 @@ class CompiledFunction:
             else:
                 self._served = None            # the next new key is traced
             return result
-        if self.traces >= config.cache_size_limit:
+        limit = config.cache_size_limit if self.recompile_limit is None \
+            else self.recompile_limit
+        if self.traces >= limit:
             if not self._limit_warned:
                 self._limit_warned = True
+                what = "config.cache_size_limit" if self.recompile_limit is None \
+                    else "recompile_limit"
                 warnings.warn(
                     f"omnitensor.compile: {getattr(fn, '__qualname__', fn)!s} hit "
-                    f"config.cache_size_limit ({config.cache_size_limit}) recompiles; new "
+                    f"{what} ({limit}) recompiles; new "
                     f"guard keys run eagerly. The last change that retraced: shapes, "
                     f"dtypes, grad mode, train/eval, parameters, optimizer state or "
                     f"hyperparameters, scalar arguments (torch._dynamo's warning).",
@@ -457,12 +464,20 @@ class CompiledModule:
 
 def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None = None,  # noqa: A001
             backend: Any = "inductor", mode: str | None = None, options: dict | None = None,
-            disable: bool = False) -> Any:
+            name: str | None = None, disable: bool = False, recompile_limit: int | None = None,
+            isolate_recompiles: bool = False, shapes_spec: Any = None) -> Any:
     """torch.compile's signature: ``compile(fn)``, ``@compile``, ``@compile(fullgraph=True)``,
     ``compile(module)``. ``backend`` and ``mode`` are validated (every backend name gets the
-    same capture and replay; a callable backend is not called); ``dynamic`` is kept but
-    shapes are always specialised (a new shape retraces); ``disable=True`` returns
-    ``model`` itself."""
+    same capture and replay; a callable backend is not called); ``dynamic`` and
+    ``shapes_spec`` are kept but shapes are always specialised (a new shape retraces);
+    ``disable=True`` returns ``model`` itself. ``recompile_limit`` caps this call's traces
+    (None: ``config.cache_size_limit``); every compile() call keeps its own traces, which
+    is what ``isolate_recompiles=True`` asks of torch; ``name`` names the compiled region."""
+    if recompile_limit is not None and (not isinstance(recompile_limit, int)
+                                        or isinstance(recompile_limit, bool)
+                                        or recompile_limit < 0):
+        raise ValueError(f"compile: recompile_limit must be a non-negative int or None, got "
+                         f"{recompile_limit!r}")
     if mode not in _MODES:
         raise ValueError(f"compile: unknown mode {mode!r}; torch's modes are "
                          f"{', '.join(repr(m) for m in _MODES[1:])}")
@@ -471,15 +486,21 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None 
                          f"{', '.join(_BACKENDS)} or a callable")
     if model is None:
         return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
-                                 mode=mode, options=options, disable=disable)
+                                 mode=mode, options=options, name=name, disable=disable,
+                                 recompile_limit=recompile_limit,
+                                 isolate_recompiles=isolate_recompiles, shapes_spec=shapes_spec)
     if not callable(model):
         raise TypeError(f"compile: expected a function or an nn.Module, got "
                         f"{type(model).__name__}")
     if disable:
         return model
     if hasattr(model, "named_parameters") and hasattr(model, "forward"):
-        return CompiledModule(model, fullgraph, dynamic)
-    return CompiledFunction(model, fullgraph, dynamic)
+        out: Any = CompiledModule(model, fullgraph, dynamic)
+        compiled = out._compiled
+    else:
+        out = compiled = CompiledFunction(model, fullgraph, dynamic)
+    compiled.recompile_limit, compiled.name = recompile_limit, name
+    return out
 
 
 def disable(fn: Callable | None = None, recursive: bool = True) -> Any:

@@ -284,3 +284,31 @@ def test_coo_component_copies(device):
         torch.indices_copy(ts)
     np.testing.assert_array_equal(face.indices_copy(s).cpu().numpy(), ts.indices().numpy())
     np.testing.assert_allclose(face.values_copy(s).cpu().numpy(), ts.values().numpy())
+
+
+# ------------------------------------------------- torch.compile's 2.13 parameters
+def test_compile_recompile_limit_and_name(device):
+    def f(x):
+        return (x * 2).sum(0)
+
+    c = face.compile(f, recompile_limit=1, name="region", isolate_recompiles=True,
+                     shapes_spec=None)
+    assert c.name == "region" and c.recompile_limit == 1
+    outs = []
+    with pytest.warns(UserWarning, match=r"recompile_limit \(1\)"):
+        for n in (3, 4, 5):  # new shapes: the second and third run eagerly
+            a = np.arange(n * 2, dtype=np.float32).reshape(n, 2)
+            outs.append((c(ot.tensor(a, device=device)), f(torch.tensor(a))))
+    assert c.traces == 1
+    for o, t in outs:
+        np.testing.assert_allclose(o.cpu().numpy(), t.numpy())
+    unlimited = face.compile(f)
+    assert unlimited.recompile_limit is None and unlimited.name is None
+    deco = face.compile(recompile_limit=2)(f)
+    assert deco.recompile_limit == 2
+    mod = face.compile(ot.nn.Linear(2, 2).to(device), recompile_limit=0)
+    with pytest.warns(UserWarning, match="recompile_limit"):
+        assert tuple(mod(ot.ones((1, 2), device=device)).shape) == (1, 2)
+    assert mod._compiled.traces == 0
+    with pytest.raises(ValueError, match="recompile_limit"):
+        face.compile(f, recompile_limit=-1)

@@ -1,9 +1,9 @@
 """torch top-level functions written over omnitensor's public ops: aten's ``embedding_bag``
 (the 4-tuple form under ``F.embedding_bag``), ``lobpcg`` (a few extreme eigenpairs of a
-symmetric positive-definite, possibly generalized, problem) and the sparse-dense products
-``smm``, ``dsmm``, ``hspmm``/``hsmm``, ``sspaddmm``/``saddmm``, and the sparse
-components' ``*_copy`` functions. Both run on every device with
-the device's own kernels; only bag bookkeeping (offsets, integer indices) is read on the host.
+symmetric positive-definite, possibly generalized, problem), the sparse-dense products
+``smm``, ``dsmm``, ``hspmm``/``hsmm``, ``sspaddmm``/``saddmm``, the sparse components'
+``*_copy`` functions and aten's sparse ``native_norm``. All run on every device with the
+device's own kernels; only bag bookkeeping (offsets, integer indices) is read on the host.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import omnitensor as _ot
 from .core.tensor import Tensor
 
 __all__ = ["embedding_bag", "lobpcg", "dsmm", "smm", "hspmm", "hsmm", "sspaddmm", "saddmm",
-           "SPARSE_COPIES"]
+           "SPARSE_COPIES", "native_norm"]
 
 _MODES = {0: "sum", 1: "mean", 2: "max"}
 
@@ -238,3 +238,22 @@ def _component_copy(method: str) -> Any:
 #: torch's ``crow_indices_copy`` & co.: the compressed (CSR/CSC) and COO components
 SPARSE_COPIES = {f"{m}_copy": _component_copy(m) for m in (
     "crow_indices", "col_indices", "ccol_indices", "row_indices", "values", "indices")}
+
+
+def native_norm(input: Any, p: Any = 2, dim: Any = None, keepdim: bool = False,  # noqa: A002
+                dtype: Any = None) -> Tensor:
+    """aten's ``native_norm``: the ``p``-norm of a sparse COO tensor's (coalesced) values,
+    a full reduction, as torch's (its only kernel is the sparse one: a dense ``input``,
+    a partial ``dim``, ``keepdim`` or ``dtype`` is refused as torch refuses them)."""
+    if not getattr(input, "is_sparse", False):
+        raise RuntimeError("native_norm: expected a sparse COO tensor (aten's native_norm has "
+                           "no dense kernel; use torch.linalg.vector_norm)")
+    if dim is not None and sorted(d % input.ndim for d in dim) != list(range(input.ndim)) \
+            and len(dim) != 0:
+        raise RuntimeError("norm_sparse currently only supports full reductions, so 'dim' "
+                           "must either be empty or contain all dimensions of the input")
+    if keepdim:
+        raise RuntimeError("norm_sparse currently does not support keepdim=True")
+    if dtype is not None:
+        raise RuntimeError("norm_sparse currently does not support 'dtype' argument")
+    return _ot.linalg.vector_norm(input.coalesce().values(), p)

@@ -312,3 +312,29 @@ def test_compile_recompile_limit_and_name(device):
     assert mod._compiled.traces == 0
     with pytest.raises(ValueError, match="recompile_limit"):
         face.compile(f, recompile_limit=-1)
+
+
+# ------------------------------------------------------------- sparse native_norm
+@pytest.mark.parametrize("p", [2, 1, 3, 0, float("inf")])
+def test_native_norm_equals_torch(device, p):
+    s, ts = ot.tensor(SP, device=device).to_sparse(), torch.tensor(SP).to_sparse()
+    ours, theirs = face.native_norm(s, p), torch.native_norm(ts, p)
+    assert ours.ndim == 0 and ours.device == ot.device(device)
+    np.testing.assert_allclose(ours.cpu().numpy(), theirs.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(face.native_norm(s, p, [0, 1], False, None).cpu().numpy(),
+                               torch.native_norm(ts, p, [0, 1], False, None).numpy(),
+                               rtol=1e-6)
+
+
+def test_native_norm_refuses_as_torch():
+    s, ts = ot.tensor(SP).to_sparse(), torch.tensor(SP).to_sparse()
+    for args in ((2, [0], False, None), (2, [0, 1], True, None),
+                 (2, [0, 1], False, torch.float64)):
+        with pytest.raises(RuntimeError) as theirs:
+            torch.native_norm(ts, *args)
+        ours_args = args[:3] + ((ot.float64,) if args[3] is not None else (None,))
+        with pytest.raises(RuntimeError) as ours:
+            face.native_norm(s, *ours_args)
+        assert str(ours.value) == str(theirs.value)
+    with pytest.raises(RuntimeError):
+        face.native_norm(ot.tensor(SP))

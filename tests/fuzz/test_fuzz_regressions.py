@@ -296,3 +296,147 @@ def test_scatter_of_an_empty_index_writes_nothing_and_checks_only_the_dim(
     got = getattr(ot.tensor(x, device=device), op)(dim, *(ot.tensor(a, device=device)
                                                          for a in args))
     np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+# ------------------------------------------- issue 32: index bounds, loss targets, empties
+def _outcome(call, m, device):
+    """(exception, None) or (None, result) of ``call(m, device)``."""
+    try:
+        return None, call(m, device)
+    except Exception as e:  # noqa: BLE001 - compared with torch's below
+        return e, None
+
+
+def _like_torch(call, device, same_message=True):
+    """``call`` behaves as under torch: the same error (builtin type, and message when
+    ``same_message``), or the same shapes and values."""
+    want_err, want = _outcome(call, torch, "cpu")
+    got_err, got = _outcome(call, ot, device)
+    if want_err is not None:
+        assert got_err is not None, f"accepted where torch raises {want_err!r}"
+        for base in (IndexError, ValueError, TypeError):
+            if isinstance(want_err, base):
+                assert isinstance(got_err, base), (got_err, want_err)
+        if same_message:
+            assert str(want_err) in str(got_err)
+        return
+    assert got_err is None, f"rejected where torch works: {got_err!r}"
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(), rtol=1e-6)
+
+
+def _t(m, device, a, dtype=None):
+    return m.tensor(np.asarray(a, dtype=dtype or np.float32), device=device)
+
+
+_X23 = np.arange(6, dtype=np.float32).reshape(2, 3)
+NEGATIVE_INDEX = [
+    ("gather", lambda m, d: _t(m, d, _X23).gather(1, _t(m, d, [[-1]], np.int64)), True),
+    ("gather_0d", lambda m, d: _t(m, d, 1.0).gather(0, _t(m, d, -1, np.int64)), True),
+    ("gather_in_range", lambda m, d: _t(m, d, _X23).gather(1, _t(m, d, [[2], [0]], np.int64)),
+     True),
+    ("scatter", lambda m, d: _t(m, d, _X23).scatter(1, _t(m, d, [[-1]], np.int64),
+                                                     _t(m, d, [[9.0]])), True),
+    ("scatter_0d", lambda m, d: _t(m, d, 1.0).scatter(0, _t(m, d, -1, np.int64),
+                                                      _t(m, d, 9.0)), True),
+    ("scatter_add", lambda m, d: _t(m, d, _X23).scatter_add(0, _t(m, d, [[-2, 0]], np.int64),
+                                                             _t(m, d, [[9.0, 1.0]])), True),
+    ("index_select", lambda m, d: _t(m, d, [1.0, 2.0]).index_select(
+        0, _t(m, d, -1, np.int64)), True),
+    ("index_select_dim1", lambda m, d: _t(m, d, _X23).index_select(
+        1, _t(m, d, [0, -1], np.int64)), False),  # torch's message is another kernel's
+    ("index_select_0d", lambda m, d: _t(m, d, 1.0).index_select(
+        -1, _t(m, d, -1, np.int64)), True),
+    ("index_select_in_range", lambda m, d: _t(m, d, _X23).index_select(
+        1, _t(m, d, [2, 0, 2], np.int64)), True),
+    ("take_along_dim_wraps", lambda m, d: m.take_along_dim(
+        _t(m, d, _X23), _t(m, d, [[-1], [-3]], np.int64), 1), True),
+]
+
+
+@pytest.mark.parametrize("name,call,same_message", NEGATIVE_INDEX,
+                         ids=[c[0] for c in NEGATIVE_INDEX])
+def test_gather_scatter_and_index_select_refuse_a_negative_index(device, name, call,
+                                                                 same_message):
+    """torch refuses a negative index there ("index -1 is out of bounds for dimension 1
+    with size 3"); omnitensor wrapped it like getitem does. take_along_dim still wraps."""
+    _like_torch(call, device, same_message)
+
+
+GATHER_FORMS = [
+    ("empty_index_larger_off_dim", lambda m, d: m.zeros(4, 3, 0, device=d).gather(
+        -1, m.zeros(4, 4, 0, dtype=m.int64, device=d))),
+    ("empty_index_larger_everywhere", lambda m, d: m.zeros(2, 4, 0, device=d).gather(
+        0, m.zeros(2, 0, 2, dtype=m.int64, device=d))),
+    ("0d_index_of_1d_input", lambda m, d: _t(m, d, [1.0, 2.0, 3.0]).gather(
+        0, _t(m, d, 2, np.int64))),
+    ("scatter_0d_index_of_1d_input", lambda m, d: m.zeros(3, device=d).scatter(
+        0, _t(m, d, 1, np.int64), _t(m, d, 5.0))),
+    ("scatter_add_0d_index_2d_src", lambda m, d: m.zeros((), device=d).scatter_add(
+        0, _t(m, d, 0, np.int64), m.ones(4, 1, device=d))),
+]
+
+
+@pytest.mark.parametrize("name,call", GATHER_FORMS, ids=[c[0] for c in GATHER_FORMS])
+def test_gather_and_scatter_index_shapes_are_torchs(device, name, call):
+    """torch skips the size checks for an empty index and reads a 0-d index as 1-D (its
+    ensure_nonempty_dim), refusing an src of another rank than the index."""
+    _like_torch(call, device)
+
+
+TARGET_SHAPES = [((4,), ()), ((4,), (1,)), ((4,), (4,)), ((4,), (1, 1)), ((2, 3), (2,)),
+                 ((2, 3), (2, 1)), ((2, 3), ()), ((2, 3), (2, 3)), ((2, 3, 5), (2, 5)),
+                 ((2, 3, 5), (2, 4)), ((2, 3, 5), (2,)), ((2, 3, 5, 6), (2, 5, 6)),
+                 ((2, 3, 5, 6), (2, 5, 7)), ((2, 3, 5, 6), (2, 30)), ((2, 1, 0), (1, 0, 2)),
+                 ((2, 1, 0), (2, 0, 2)), ((), ()), ((2, 3, 4, 5, 6), (2, 4, 5, 7)),
+                 ((0, 3), (0,)), ((0, 3), (0, 1)), ((4, 0), (4, 0)), ((4, 4), (4, 0)),
+                 ((1, 1, 1), ())]
+
+
+@pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("shapes", TARGET_SHAPES, ids=str)
+def test_class_index_targets_are_checked_against_the_input_like_torch(device, loss, shapes):
+    """torch checks the target's shape against the input's (batch size, spatial dims, a
+    long target of input's shape read as probabilities) with its messages; omnitensor
+    flattened both and accepted empty or mismatched ones."""
+    x_shape, t_shape = shapes
+    _like_torch(lambda m, d: getattr(m.nn.functional, loss)(
+        m.zeros(x_shape, device=d), m.zeros(t_shape, dtype=m.int64, device=d)), device)
+
+
+@pytest.mark.parametrize("target", [-1, 4, [1, -1]])
+def test_nll_loss_names_an_out_of_bounds_target_like_torch(device, target):
+    """torch: "Target -1 is out of bounds." (a negative target went through a wrapping
+    gather)."""
+    x = np.log(np.full((2, 4) if isinstance(target, list) else (4,), 0.25, np.float32))
+    _like_torch(lambda m, d: m.nn.functional.nll_loss(_t(m, d, x), _t(m, d, target, np.int64)),
+                device)
+
+
+EMPTY_GETITEM = [((1, 0), [3]), ((4, 0, 0), [[[4, 0, 1, 2]]]), ((3, 0), [5]), ((0, 3), [5]),
+                 ((0,), [1]), ((2, 3, 0), (slice(None), [7])), ((2, 0), ([5], [0])),
+                 ((2, 3), [7]), ((3, 0), 5)]
+
+
+@pytest.mark.parametrize("shape,key", EMPTY_GETITEM, ids=str)
+def test_an_index_into_an_empty_result_is_not_bounds_checked(device, shape, key):
+    """torch checks index tensors as it reads: an empty tensor indexed into an empty
+    result reads nothing, so any index works there (omnitensor refused it)."""
+    def call(m, d):
+        k = tuple(_t(m, d, v, np.int64) if isinstance(v, list) else v for v in key) \
+            if isinstance(key, tuple) else (_t(m, d, key, np.int64) if isinstance(key, list)
+                                            else key)
+        return m.zeros(shape, device=d)[k]
+    _like_torch(call, device, same_message=False)
+
+
+CAT_LEGACY = [([(0,)], 3), ([(0,), (0,)], -3), ([(0,), (2, 3)], 5), ([(0,), (3,)], 3),
+              ([(0,), (2, 3)], 1), ([(0,)], True)]
+
+
+@pytest.mark.parametrize("shapes,dim", CAT_LEGACY, ids=str)
+def test_cat_of_only_legacy_empty_tensors_takes_any_dim(device, shapes, dim):
+    """torch's legacy rule skips every (0,) input, so with nothing left it never checks
+    the dim's range (its type it does)."""
+    _like_torch(lambda m, d: m.cat([m.zeros(s, device=d) for s in shapes], dim), device,
+                same_message=False)

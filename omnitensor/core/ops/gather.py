@@ -12,7 +12,7 @@ from .. import dtypes as _dt
 from ..graph import needs_grad, no_grad_ctx, record
 from ..shape_util import broadcast_shapes, normalize_axis
 from ..tensor import Tensor, _make
-from .indexing import _checked_indices, _scalar_of, getitem
+from .indexing import _checked_indices, _scalar_of, getitem, select_along
 from .join import pad_constant, stack
 from .creation import tensor, zeros
 from .ternary import where
@@ -47,23 +47,24 @@ def _check_gather(op: str, x: Tensor, dim: int, index: Tensor) -> tuple[int, Ten
         if i != d and a > b:
             raise ShapeError(f"{op}: size of index {index.shape} exceeds input {x.shape} at "
                              f"dimension {i}")
-    return d, _checked_indices(index, x.shape[d], d)
+    # torch refuses a negative index here (no wrapping, unlike getitem)
+    return d, _checked_indices(index, x.shape[d], d, negative=False)
 
 
 def _zero_d(x: Tensor, index: Tensor) -> bool:
-    """torch takes a 0-d input of gather/scatter as 1-D of one element (and a 0-d index
-    with it)."""
-    return x.ndim == 0 and index.ndim <= 1
+    """torch takes a 0-d input or index of gather/scatter as 1-D of one element (its
+    ``ensure_nonempty_dim``), so a 0-d one pairs with a 1-D or 0-d other."""
+    return x.ndim <= 1 and index.ndim <= 1 and (x.ndim == 0 or index.ndim == 0)
 
 
 def gather(x: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = x[index[i][j]][j]`` for dim 0 (torch's gather)."""
-    if isinstance(index, Tensor) and index.numel() == 0 and index.ndim != x.ndim:
-        normalize_axis(dim, x.ndim)  # torch checks the dim only
+    if isinstance(index, Tensor) and index.numel() == 0:
+        normalize_axis(dim, x.ndim)  # torch checks the dim only (no sizes, no ndim)
         return zeros(index.shape, dtype=x.dtype, device=x.device)
     if isinstance(index, Tensor) and _zero_d(x, index):
         normalize_axis(dim, 1)
-        return gather(x.reshape(1), 0, index.reshape(-1)).reshape(index.shape)
+        return gather(x.reshape(-1), 0, index.reshape(-1)).reshape(index.shape)
     d, index = _check_gather("gather", x, dim, index)
     be = x._device.backend
     native = be.hook("take_along_axis")
@@ -96,10 +97,14 @@ def _scatter(x: Tensor, dim: int, index: Tensor, src: Any, accumulate: bool,
     if isinstance(index, Tensor) and index.numel() == 0:
         normalize_axis(dim, x.ndim)  # torch: an empty index writes nothing, checks the dim
         return x.clone()
+    if isinstance(src, Tensor) and isinstance(index, Tensor) and \
+            max(src.ndim, 1) != max(index.ndim, 1):
+        raise ShapeError("Index tensor must have the same number of dimensions as src tensor")
     if isinstance(index, Tensor) and _zero_d(x, index):
         normalize_axis(dim, 1)
         s = src.reshape(-1) if isinstance(src, Tensor) else src
-        return _scatter(x.reshape(1), 0, index.reshape(-1), s, accumulate, name).reshape(())
+        out = _scatter(x.reshape(-1), 0, index.reshape(-1), s, accumulate, name)
+        return out.reshape(x.shape)
     d, index = _check_gather(name, x, dim, index)
     be = x._device.backend
     with no_grad_ctx():
@@ -155,14 +160,17 @@ def scatter_add(x: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
     """Entries of ``x`` at the 1-D ``index`` along ``dim``."""
+    if not isinstance(index, Tensor) or index._dtype.kind not in "iu":
+        raise _dt.DTypeError("index_select(): Expected dtype int32 or int64 for index")
     if index.ndim > 1:
         raise ShapeError(f"index_select: index must be 1-D, got {index.ndim}-D")
     if x.ndim == 0:  # torch: a 0-d input is one element along dim 0
         normalize_axis(dim, 1)
-        out = getitem(x.reshape(1), (index.reshape(-1),))
+        out = select_along(x.reshape(1), 0, index, "index out of range in self")
         return out.reshape(()) if out.numel() == 1 else out
     d = normalize_axis(dim, x.ndim)
-    return getitem(x, (slice(None),) * d + (index.reshape(-1),))
+    # torch refuses a negative index (getitem would wrap it)
+    return select_along(x, d, index, "index out of range in self")
 
 
 def take(x: Tensor, indices: Any, /, *, axis: int | None = None) -> Tensor:
@@ -186,6 +194,8 @@ def take_along_axis(x: Tensor, indices: Tensor, /, axis: int = -1) -> Tensor:
                               tuple(1 if i == d else n for i, n in enumerate(indices.shape)))
     shape_x = tuple(x.shape[i] if i == d else n for i, n in enumerate(others))
     shape_i = tuple(indices.shape[i] if i == d else n for i, n in enumerate(others))
+    if indices._dtype.kind in "iu":  # NumPy and torch's take_along_dim wrap negatives,
+        indices = where(indices < 0, indices + x.shape[d], indices)  # gather does not
     return gather(x.broadcast_to(shape_x), d, indices.broadcast_to(shape_i))
 
 

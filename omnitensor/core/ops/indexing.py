@@ -148,22 +148,50 @@ def normalize_key(x: Tensor, key: Any) -> _Key:
     return _Key(entries, advanced, empty_axes)
 
 
-def _checked_indices(idx: Tensor, n: int, axis: int) -> Tensor:
-    """int64 indices with negatives wrapped; IndexError when any is out of range."""
+def _checked_indices(idx: Tensor, n: int, axis: int, negative: bool = True) -> Tensor:
+    """int64 indices with negatives wrapped; IndexError when any is out of range.
+    ``negative=False`` is torch's rule for gather/scatter/index_select: an index must lie
+    in ``[0, n)`` (no wrapping), checked by the same single reduction."""
     with no_grad_ctx():
         if idx._dtype is not _dt.int64:
             idx = idx.to(_dt.int64)
         if idx.numel():
-            # one reduction, one device sync: every index inside [-n, n)? (a validation
+            low = -n if negative else 0
+            # one reduction, one device sync: every index inside [low, n)? (a validation
             # read: under a capture a "check" node, not a graph break)
-            if not capture_hooks.check(((idx >= -n) & (idx < n)).all(),
+            if not capture_hooks.check(((idx >= low) & (idx < n)).all(),
                                        f"index out of bounds for dimension {axis} with "
                                        f"size {n}"):
-                bad = int(where((idx < -n) | (idx >= n), idx, 0).abs().max().item())
+                outside = (idx < low) | (idx >= n)
+                if not negative:  # torch names the first offending index
+                    bad = int(idx.reshape(-1)[outside.reshape(-1)][0].item())
+                    raise IndexOutOfRangeError(f"index {bad} is out of bounds for dimension "
+                                               f"{axis} with size {n}")
+                bad = int(where(outside, idx, 0).abs().max().item())
                 raise IndexOutOfRangeError(f"index {bad} (or {-bad}) is out of bounds for "
                                            f"dimension {axis} with size {n}")
-            idx = where(idx < 0, idx + n, idx)
+            if negative:
+                idx = where(idx < 0, idx + n, idx)
     return idx
+
+
+def select_along(x: Tensor, d: int, index: Tensor, message: str | None = None) -> Tensor:
+    """``x`` at the 1-D ``index`` along axis ``d`` (torch's index_select): indices in
+    ``[0, n)`` only, checked once here (so getitem's own check is not repeated);
+    ``message`` replaces the bounds error's text (torch's index_select has its own)."""
+    try:
+        idx = _checked_indices(index.reshape(-1), x.shape[d], d, negative=False)
+    except IndexOutOfRangeError as e:
+        if message is None:
+            raise
+        raise IndexOutOfRangeError(message) from e
+    entries: list = [slice(0, n, 1) for n in x.shape]
+    entries[d] = idx
+    key = _Key(entries, True, [])
+    out = _gather(x, key)
+    if needs_grad(x):
+        record("IndexBackward0", _getitem_backward, out, (x,), shape=x.shape, key=key)
+    return out
 
 
 def _basic_part(x: Tensor, key: _Key) -> tuple[tuple, list[int], list[Tensor]]:
@@ -194,6 +222,35 @@ def _basic_view(x: Tensor, basic: tuple) -> Tensor:
 
 # ----------------------------------------------------------------------- getitem
 def getitem(x: Tensor, key: Any) -> Tensor:
+    try:
+        return _getitem(x, key)
+    except IndexOutOfRangeError:
+        if x.numel():
+            raise
+        # torch bounds-checks an index tensor only as it reads: an empty tensor whose
+        # result is empty too reads nothing, so any index is fine there
+        out = _getitem(x, _zeroed_index_tensors(key))
+        if out.numel():
+            raise
+        return out
+
+
+def _zeroed_index_tensors(key: Any) -> Any:
+    """``key`` with its integer index tensors (and int lists) replaced by zeros of their
+    shape: the result's shape without the indices' bounds."""
+    if isinstance(key, Tensor):
+        return key if key._dtype.kind not in "iu" else \
+            zeros(key.shape, dtype=key.dtype, device=key.device)
+    if isinstance(key, list):
+        arr = np.asarray(key)
+        return np.zeros(arr.shape, np.int64).tolist() if arr.dtype.kind in "iu" else key
+    if isinstance(key, tuple):
+        return tuple(_zeroed_index_tensors(k) if isinstance(k, (Tensor, list)) else k
+                     for k in key)
+    return key
+
+
+def _getitem(x: Tensor, key: Any) -> Tensor:
     k = normalize_key(x, key)
     if not k.advanced:
         out = _basic_view(x, tuple(k.entries))

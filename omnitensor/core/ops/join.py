@@ -42,6 +42,11 @@ def cat(tensors: Sequence[Tensor], dim: int | None = 0, *, axis: Any = _UNSET) -
     if not tensors:
         raise ValueError("cat: expected a non-empty sequence of tensors")
     d, dev = _promote_all(tensors, "cat")
+    if dim is not None and all(t.ndim == 1 and t.shape[0] == 0 for t in tensors):
+        # torch's legacy rule skips every input: nothing is joined and the dim's range
+        # is never checked (its type is)
+        int_arg(dim, "dim")
+        return cat(tensors, None)  # (the flattened join: the same (0,) result)
     if dim is not None and any(t.ndim > 1 for t in tensors):
         # torch's legacy rule: 1-D empty tensors (shape (0,)) are skipped beside others
         kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]

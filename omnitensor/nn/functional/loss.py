@@ -120,9 +120,37 @@ def _check_target(input2: Tensor, target: Tensor, name: str) -> None:
         raise TypeError(f"{name}: expected class indices of an integer dtype (or class "
                         f"probabilities of input's shape), got {target.dtype.name} target of "
                         f"shape {tuple(target.shape)}")
-    if target.shape[0] != input2.shape[0]:
-        raise ValueError(f"{name}: expected input batch_size ({input2.shape[0]}) to match "
-                         f"target batch_size ({target.shape[0]})")
+
+
+_TORCH_TYPE_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                     "uint8": "Byte", "bool": "Bool"}
+
+
+def _check_target_shape(input: Tensor, target: Tensor) -> None:  # noqa: A002
+    """torch's nll_loss_nd rules for class-index targets, with its messages: ``(C,)``
+    takes a 0-d or 1-D target, ``(N, C)`` an ``(N,)`` one, ``(N, C, d1...)`` ``(N, d1...)``."""
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    tn = target.shape[0] if target.ndim else 0
+    if input.ndim != 1 and input.shape[0] != tn:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({tn}).")
+    if input.ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
+                         f"{target.shape[0]}")
+    if input.ndim <= 2:
+        if target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    elif input.ndim == 4:
+        if target.ndim != 3:
+            raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but "
+                               f"got targets of dimension: {target.ndim}")
+        if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: "
+                               f"{list(target.shape)}")
+    elif tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        want = [input.shape[0], *input.shape[2:]]
+        raise RuntimeError(f"Expected target size {want}, got {list(target.shape)}")
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
@@ -135,11 +163,16 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
         input, target, weight = autocast_operands("nll_loss", input, target, weight)  # noqa: A001
     reduction = _legacy(size_average, reduce, reduction)
     reduction_check(reduction)
+    _check_target_shape(input, target)
     x2, t, out_shape = _flatten_classes(input, target)
     _check_target(x2, t, "nll_loss")
     valid = t != ignore_index
     t_safe = t.where(valid, 0)
-    picked = x2.gather(1, t_safe.unsqueeze(1)).squeeze(1)
+    try:  # gather's single bounds check covers the targets
+        picked = x2.gather(1, t_safe.unsqueeze(1)).squeeze(1)
+    except IndexError:
+        bad = next(v for v in t.tolist() if v != ignore_index and not 0 <= v < x2.shape[1])
+        raise IndexError(f"Target {bad} is out of bounds.") from None
     wt = valid.to(x2.dtype) if weight is None else weight.index_select(0, t_safe) * valid
     loss = -(picked * wt)
     if reduction == "none":
@@ -169,6 +202,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
     if target.dtype.kind in "fc":
         return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
+    if target.shape == input.shape:  # torch reads a target of input's shape as probabilities
+        name = _TORCH_TYPE_NAMES.get(target.dtype.name, target.dtype.name)
+        raise RuntimeError(f"Expected floating point type for target with class "
+                           f"probabilities, got {name}")
+    _check_target_shape(input, target)
     x2, t, out_shape = _flatten_classes(input, target)
     _check_target(x2, t, "cross_entropy")
     if weight is not None and tuple(weight.shape) != (x2.shape[1],):

@@ -303,7 +303,7 @@ def _outcome(call, m, device):
     """(exception, None) or (None, result) of ``call(m, device)``."""
     try:
         return None, call(m, device)
-    except Exception as e:  # noqa: BLE001 - compared with torch's below
+    except Exception as e:  # compared with torch's below
         return e, None
 
 

@@ -81,13 +81,13 @@ def test_stale_entries_are_reported(tool, surveyed):
 
 
 def test_parameter_names_are_compared(tool):
-    def theirs(input, dim, *, keepdim=False):  # noqa: A002 - torch's names
+    def theirs(input, dim, *, keepdim=False):  # torch's names
         return input
 
-    def ours(input, dim):  # noqa: A002
+    def ours(input, dim):
         return input
 
-    def ours_kwargs(input, **kwargs):  # noqa: A002
+    def ours_kwargs(input, **kwargs):
         return input
 
     assert tool.missing_parameters(theirs, ours) == ["keepdim"]

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .graph import needs_grad
+from .shape_util import normalize_axes
 from .tensor import Tensor, host_array
 from .ops import creation, join, shape as sh, storage
 from .ops.inplace import _graph_alias, check_leaf
@@ -131,8 +132,9 @@ def hash_tensor(self: Tensor, dim: Any = None, *, keepdim: bool = False,
     if a.dtype.kind == "c":  # real and imaginary parts each
         wide = wide.reshape(a.shape + (2,))
         wide = np.bitwise_xor.reduce(wide, axis=-1)
-    axes = tuple(range(a.ndim)) if dim is None or dim == () else \
-        tuple(d % max(a.ndim, 1) for d in ((dim,) if isinstance(dim, int) else dim))
+    # a 0-d tensor's one element is its own hash over dim 0 / -1, as for torch's reductions
+    axes = normalize_axes(None if dim == () else dim, a.ndim, op="hash_tensor")
+    axes = axes if a.ndim else ()
     out: Any = wide
     if axes:
         out = np.bitwise_xor.reduce(wide, axis=axes, keepdims=True)

@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 from ..core import dtypes as _dt
 from ..core.ops import elementwise as _ew
+from ..core.ops.dtype_rules import floating as _floating
 from ..core.ops.ternary import where
 from ..core.tensor import Tensor
 
@@ -39,8 +40,7 @@ def float_dtype(d: _dt.DType) -> _dt.DType:
 def floating(x: Any) -> Tensor:
     """``x`` as a floating tensor (torch promotes bool and integer inputs of the special
     functions to the default float dtype)."""
-    x = as_tensor(x)
-    return x if x.dtype.kind in "fc" else x.to(_dt.get_default_dtype())
+    return _floating(as_tensor(x))
 
 
 def binary_operands(name: str, x: Any, y: Any, names: tuple[str, str] = ("x", "n")

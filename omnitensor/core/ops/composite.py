@@ -9,6 +9,7 @@ from typing import Any
 from .. import dtypes as _dt
 from ..graph import no_grad_ctx
 from ..tensor import Tensor
+from .dtype_rules import floating
 from .elementwise import BINARY_OPS, UNARY_OPS, _binary, _unary, floor_divide, remainder
 from .ternary import where
 from .join import cat, stack
@@ -122,6 +123,9 @@ def heaviside(x: Tensor, values: Any) -> Tensor:
 
 @via_compute
 def logit(x: Tensor, eps: float | None = None) -> Tensor:
+    """``log(x / (1 - x))``, ``x`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given; bool
+    and integer inputs compute in the default float dtype (torch)."""
+    x = floating(x)
     if eps is not None:
         x = x.clamp(eps, 1 - eps)
     return (x / (1 - x)).log()

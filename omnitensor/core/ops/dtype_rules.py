@@ -5,6 +5,8 @@ raises :class:`DTypeError` naming the op, the dtypes given and the accepted ones
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ...errors import DTypeError
 from ..dtypes import DType, bool_, get_default_dtype, int64, promote_types
 
@@ -16,6 +18,12 @@ def _reject(op: str, dtypes: tuple[DType, ...], accepted: str) -> DTypeError:
 
 def _to_float(d: DType) -> DType:
     return d if d.kind in "fc" else get_default_dtype()
+
+
+def floating(x: Any) -> Any:
+    """Tensor ``x`` in a floating dtype: floating and complex tensors stay, bool and
+    integer ones become the default float dtype (torch's rule for float-only ops)."""
+    return x if x.dtype.kind in "fc" else x.to(get_default_dtype())
 
 
 # ------------------------------------------------------------------------- unary rules

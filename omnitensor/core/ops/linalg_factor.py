@@ -17,8 +17,9 @@ from .. import dtypes as _dt
 from ..graph import no_grad_ctx
 from ..tensor import Tensor
 from .creation import arange, eye, full, tril, triu, zeros
+from .dtype_rules import floating
 from .join import cat
-from .linalg import (LinAlgError, _float, _square, _vector_rhs, cholesky, inv, matrix_norm,
+from .linalg import (LinAlgError, _square, _vector_rhs, cholesky, inv, matrix_norm,
                      solve, svdvals)
 from .ternary import where
 
@@ -104,7 +105,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False
                  ) -> LUFactorExResult:
     """``(LU, pivots, info)``: L (unit diagonal, below) and U packed in one matrix, LAPACK's
     1-based int32 pivots, and per matrix 0 or the 1-based step whose pivot is zero."""
-    a = _float(A)
+    a = floating(A)
     if a.ndim < 2:
         raise ShapeError(f"linalg.lu_factor: expected a (..., m, n) matrix stack, got shape "
                          f"{tuple(a.shape)}")
@@ -135,7 +136,7 @@ def _perm_from_pivots(pivots: Tensor, m: int) -> Tensor:
 
 def lu(A: Tensor, *, pivot: bool = True) -> LUResult:
     """``(P, L, U)`` with ``A = P @ L @ U``."""
-    a = _float(A)
+    a = floating(A)
     lu_, perm, _pivots, _info = _lu_steps(a, pivot)
     m, n = a.shape[-2], a.shape[-1]
     k = min(m, n)
@@ -193,7 +194,7 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:
     """``(inverse, info)``: info is 0, or the 1-based LU step of a zero pivot (the inverse
     of such a matrix holds inf/nan, as torch's)."""
-    a = _float(A)
+    a = floating(A)
     _square("inv_ex", a)
     with no_grad_ctx():
         info = _lu_steps(a.detach(), True)[3]
@@ -230,7 +231,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False
                 ) -> CholeskyExResult:
     """``(L, info)``: info is 0, or the order of the first leading minor that is not
     positive definite (then L holds nan for that matrix)."""
-    a = _float(A)
+    a = floating(A)
     _square("cholesky_ex", a)
     try:
         return CholeskyExResult(cholesky(a, upper=upper),
@@ -247,7 +248,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False
              ) -> SolveExResult:
     """``(result, info)`` of :func:`solve` (``left=False`` solves ``X A = B``)."""
-    a = _float(A)
+    a = floating(A)
     _square("solve_ex", a)
     with no_grad_ctx():
         info = _lu_steps(a.detach(), True)[3]
@@ -266,7 +267,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
 # ------------------------------------------------------------------------ the others
 def cond(A: Tensor, p: Any = None) -> Tensor:
     """The condition number in norm ``p`` (None or 2: ratio of extreme singular values)."""
-    a = _float(A)
+    a = floating(A)
     if p in (None, 2, -2):
         s = svdvals(a)
         big, small = s.amax(dim=-1), s.amin(dim=-1)
@@ -278,7 +279,7 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
 def matrix_exp(A: Tensor) -> Tensor:
     """``exp(A)`` by scaling and squaring with an 18-term Taylor series (every term is a
     matmul, so it runs on every device and differentiates through)."""
-    a = _float(A)
+    a = floating(A)
     _square("matrix_exp", a)
     with no_grad_ctx():
         norm1 = float(a.detach().abs().sum(dim=-2).amax().item()) if a.numel() else 0.0

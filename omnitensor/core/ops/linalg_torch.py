@@ -16,7 +16,8 @@ from ...errors import ShapeError
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from .creation import arange, eye, tril, triu
-from .linalg import _float, cholesky as _cholesky, qr as _qr, solve_triangular
+from .dtype_rules import floating
+from .linalg import cholesky as _cholesky, qr as _qr, solve_triangular
 from .linalg import svd as _svd
 from .linalg_factor import (_perm_from_pivots, householder_product, lu_factor_ex,
                             lu_solve as _lu_solve)
@@ -127,7 +128,7 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
 def geqrf(input: Tensor) -> GEQRF:  # noqa: A002
     """LAPACK's Householder QR: R on and above the diagonal, the reflectors' vectors below
     it, and their scalars ``tau`` (``orgqr``/``householder_product`` rebuild Q)."""
-    a = _float(input).clone()
+    a = floating(input).clone()
     m, n = a.shape[-2], a.shape[-1]
     taus = []
     for j in range(min(m, n)):

@@ -15,6 +15,7 @@ from ..graph import no_grad_ctx
 from ..shape_util import normalize_axis
 from ..tensor import Tensor
 from . import creation, join, shape as sh
+from .dtype_rules import floating
 from .elementwise import isinf, isnan, maximum, minimum
 from .gather import gather
 from .out_arg import write_out
@@ -31,10 +32,6 @@ class Frexp(NamedTuple):
     """torch.return_types.frexp: ``mantissa, exponent``."""
     mantissa: Tensor
     exponent: Tensor
-
-
-def _float_of(x: Tensor) -> Tensor:
-    return x if x.dtype.kind in "fc" else x.to(_dt.get_default_dtype())
 
 
 # ------------------------------------------------------------- exponents
@@ -64,7 +61,7 @@ def frexp(input: Tensor, *, out: Any = None) -> Frexp:  # noqa: A002
 def ldexp(input: Tensor, other: Any, *, out: Any = None) -> Tensor:  # noqa: A002
     """``input * 2 ** other`` in a floating dtype (integers: the default float)."""
     _check_tensors("ldexp", input, other)
-    dtype = _dt.promote_types(_float_of(input).dtype, _float_of(other).dtype)
+    dtype = _dt.promote_types(floating(input).dtype, floating(other).dtype)
     return write_out("ldexp", input.to(dtype) * other.to(dtype).exp2(), out)
 
 
@@ -302,7 +299,7 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None,  # noqa: A002
     else:
         dims = tuple(normalize_axis(k, input.ndim) for k in dim)
     hs = _spacings(input, spacing, dims)
-    f = _float_of(input)
+    f = floating(input)
     outs = []
     for d, h in zip(dims, hs):
         if f.shape[d] < edge_order + 1:

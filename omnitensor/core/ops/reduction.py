@@ -18,6 +18,7 @@ from ..graph import needs_grad, no_grad_ctx, record
 from ..layout_dispatch import dispatch as layout_dispatch, non_strided
 from ..shape_util import no_none_dim, normalize_axes, normalize_axis, prod as _prod
 from ..tensor import Tensor, _make
+from .dtype_rules import floating
 from .elementwise import _backend_failure, maximum, minimum
 from .ternary import where
 from .creation import zeros
@@ -315,7 +316,7 @@ def var(x: Tensor, /, dim: Any = None, unbiased: Any = None, keepdim: bool = Fal
         correction = (1 if unbiased is None or unbiased else 0) if torch_style else 0
     axes = _axes(x, dim, axis)
     keep = keepdim or keepdims
-    xf = x if x._dtype.kind in "fc" else x.to(_dt.get_default_dtype())
+    xf = floating(x)
     n = _prod(xf.shape[a] for a in axes)
     mu = mean(xf, axis=axes, keepdims=True)
     d = xf - mu
@@ -352,7 +353,7 @@ def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(x)))`` over ``dim``, computed stably (``dim`` is required, as
     torch: None is refused; ``()`` is every dim)."""
     axes = _axes(x, no_none_dim(dim, "logsumexp"), None)
-    xf = x if x._dtype.kind in "fc" else x.to(_dt.get_default_dtype())
+    xf = floating(x)
     if not axes:
         return xf.clone()
     if 0 in [x.shape[a] for a in axes]:

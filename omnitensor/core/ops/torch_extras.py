@@ -18,6 +18,7 @@ from ..graph import no_grad_ctx
 from ..shape_util import normalize_axis
 from ..tensor import Tensor
 from . import creation, join, linalg, shape as sh
+from .dtype_rules import floating
 from .elementwise import imag, isinf, isnan, logaddexp, real
 from .gather import scatter, scatter_add
 from .inplace import inplace_method
@@ -65,7 +66,7 @@ def nan_to_num(x: Tensor, nan: float = 0.0, posinf: float | None = None,
 
 def exp2(x: Tensor) -> Tensor:
     """``2 ** x`` (floats; integers promote to the default float, as in torch)."""
-    return 2.0 ** (x if x.dtype.kind in "fc" else x.to(_dt.get_default_dtype()))
+    return 2.0 ** floating(x)
 
 
 def logaddexp2(a: Tensor, b: Tensor) -> Tensor:

@@ -123,6 +123,13 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = No
     max(0, 1 - (x[j] - x[i])) / C``; a sample's targets are its leading indices up to the
     first -1."""
     r = _reduction(size_average, reduce, reduction)
+    shape = list(input.shape)
+    if input.ndim > 2 or (input.ndim > 0 and input.shape[-1] == 0):
+        raise RuntimeError(f"multilabel_margin_loss: Expected non-empty vector or matrix with "
+                           f"optional 0-dim batch size, but got: {shape}")
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"multilabel_margin_loss: inconsistent target size: "
+                           f"{list(target.shape)} for input of size: {shape}")
     x = input.reshape(1, -1) if input.ndim < 2 else input
     t = target.reshape(1, -1) if target.ndim < 2 else target
     c = x.shape[-1]

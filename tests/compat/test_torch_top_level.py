@@ -90,7 +90,8 @@ CASES = {
                                                      1e-5, False),
     "instance_norm": lambda m, x, y: m.instance_norm(x, None, None, None, None, True, 0.1,
                                                      1e-5, False),
-    "embedding": lambda m, x, y: m.embedding(x[0], m.tensor([[0, 3], [2, 2]])),
+    "embedding": lambda m, x, y: m.embedding(
+        x[0], m.tensor([[0, 3], [2, 2]], device=x.device)),
     "kl_div": lambda m, x, y: m.kl_div(y, x, 1),
     "kl_div_sum_log_target": lambda m, x, y: m.kl_div(y, x.log(), 2, log_target=True),
     "bce_with_logits": lambda m, x, y: m.binary_cross_entropy_with_logits(

@@ -106,7 +106,10 @@ def test_multi_operand_ops_check_devices(device):
              "searchsorted": lambda a, b: ot.searchsorted(a[0], b[0]),
              "linalg.solve": lambda a, b: ot.linalg.solve(a, b),
              "stack": lambda a, b: ot.stack([a, b]),
-             "matmul": lambda a, b: a @ b}
+             "matmul": lambda a, b: a @ b,
+             # an index of another device (torch refuses these too)
+             "index_select": lambda a, b: a.index_select(0, b[0].long()),
+             "embedding": lambda a, b: ot.nn.functional.embedding(b[0].long(), a)}
     for name, f in cases.items():
         for a, b in ((here, cpu), (cpu, here)):
             with pytest.raises(ot.DeviceMismatchError, match=rf"{name}: .*{device}.*\.to\("):

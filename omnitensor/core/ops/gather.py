@@ -164,6 +164,8 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
         raise _dt.DTypeError("index_select(): Expected dtype int32 or int64 for index")
     if index.ndim > 1:
         raise ShapeError(f"index_select: index must be 1-D, got {index.ndim}-D")
+    if index._device is not x._device:  # torch too (x[index] alone accepts a cpu index)
+        raise DeviceMismatchError(mismatch_message("index_select", x.device, index.device))
     if x.ndim == 0:  # torch: a 0-d input is one element along dim 0
         normalize_axis(dim, 1)
         out = select_along(x.reshape(1), 0, index, "index out of range in self")

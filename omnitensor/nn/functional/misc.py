@@ -10,6 +10,7 @@ from ...core import dtypes as _dt
 from ...core import capture_hooks
 from ...errors import ShapeError
 from ...core.capture_hooks import composite
+from ...core.device import same_device
 from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.ops.creation import arange, zeros
 from ...core.ops.random import Generator, rand
@@ -211,6 +212,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
     if weight.ndim != 2:
         raise ShapeError(f"embedding: 'weight' must be 2-D (num_embeddings, embedding_dim), "
                          f"got shape {tuple(weight.shape)}")
+    same_device("embedding", weight, input)
     num = weight.shape[0]
     if max_norm is not None:
         _renorm_rows_(weight, input.reshape(-1), float(max_norm), float(norm_type))

@@ -22,6 +22,7 @@ from ..shape_util import broadcast_shapes
 from ..tensor import Tensor, _make
 from .composite import cross as _cross
 from .creation import eye, tril, triu, zeros
+from .dtype_rules import floating
 from .elementwise import maximum
 from .ternary import where
 from .linalg_ops import matmul, outer, tensordot, vecdot
@@ -66,10 +67,6 @@ def host_fallbacks() -> list[str]:
     return host_fallback.host_fallbacks("linalg")
 
 
-def _float(x: Tensor) -> Tensor:
-    return x if x.dtype.kind in "fc" else x.to(_dt.get_default_dtype())
-
-
 def _square(name: str, x: Tensor) -> None:
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise ShapeError(f"linalg.{name}: expected a (..., n, n) stack of square matrices, got "
@@ -96,7 +93,7 @@ def _wrap(data: Any, like: Tensor, dtype: _dt.DType | None = None) -> Tensor:
 # ---------------------------------------------------------------------- inverse etc.
 def inv(x: Tensor, /) -> Tensor:
     """Matrix inverse (LinAlgError when singular)."""
-    x = _float(x)
+    x = floating(x)
     _square("inv", x)
     out = _wrap(_native("inv", x), x, x.dtype)
     if needs_grad(x):
@@ -112,7 +109,7 @@ def _inv_backward(node: Any, g: Tensor) -> tuple:
 
 def det(x: Tensor, /) -> Tensor:
     """Determinant of each matrix of the stack."""
-    x = _float(x)
+    x = floating(x)
     _square("det", x)
     out = _wrap(_native("det", x), x, x.dtype)
     if needs_grad(x):
@@ -127,7 +124,7 @@ def _det_backward(node: Any, g: Tensor) -> tuple:
 
 def slogdet(x: Tensor, /) -> SlogdetResult:
     """(sign, log|det|) of each matrix."""
-    x = _float(x)
+    x = floating(x)
     _square("slogdet", x)
     sign, logdet = _native("slogdet", x)
     s = _wrap(sign, x, x.dtype)
@@ -157,7 +154,7 @@ def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
     """Solve ``x1 @ out = x2`` (x2 a vector, or torch's stack of vectors ``x1.shape[:-1]``
     where the standard's matrix reading does not fit)."""
     same_device("linalg.solve", x1, x2)
-    a, b = _float(x1), _float(x2)
+    a, b = floating(x1), floating(x2)
     d = _dt.promote_types(a.dtype, b.dtype)
     a, b = a.to(d), b.to(d)
     _square("solve", a)
@@ -186,7 +183,7 @@ def _solve_backward(node: Any, g: Tensor) -> tuple:
 def cholesky(x: Tensor, /, *, upper: bool = False) -> Tensor:
     """Lower Cholesky factor (upper with ``upper=True``) of Hermitian positive-definite
     matrices."""
-    x = _float(x)
+    x = floating(x)
     _square("cholesky", x)
     low = _wrap(_native("cholesky", x), x, x.dtype)
     if needs_grad(x):
@@ -217,10 +214,13 @@ def _hermitian_from(x: Tensor, uplo: str) -> Tensor:
 def eigh(x: Tensor, /, UPLO: str = "L") -> EighResult:  # torch's name
     """Eigenvalues (ascending) and eigenvectors of Hermitian matrices, read from the
     ``UPLO`` triangle."""
-    x = _float(x)
+    x = floating(x)
     _square("eigh", x)
-    x = _hermitian_from(x, UPLO)
-    w, v = _native("eigh", x)
+    # torch's gradient is the Hermitian one, reaching both triangles of x (as if x were
+    # Hermitian), not a derivative through the triangle read: so no graph through this
+    with no_grad_ctx():
+        h = _hermitian_from(x, UPLO)
+    w, v = _native("eigh", h)
     wt, vt = _wrap(w, x, x.dtype.to_real()), _wrap(v, x, x.dtype)
     if needs_grad(x):
         record("LinalgEighBackward0", _eigh_backward, (wt, vt), (x,), (wt, vt))
@@ -246,7 +246,7 @@ def eigvalsh(x: Tensor, /, UPLO: str = "L") -> Tensor:  # torch's name
 def eig(x: Tensor, /) -> tuple[Tensor, Tensor]:
     """General eigendecomposition (complex results; computed on the host where the
     backend lacks it), differentiable as torch's (eigenvectors of unit norm)."""
-    x = _float(x)
+    x = floating(x)
     _square("eig", x)
     w, v = _native("eig", x)
     # complex always, as torch: NumPy answers an empty (or all-real) stack in real dtypes
@@ -265,7 +265,7 @@ def eigvals(x: Tensor, /) -> Tensor:
 def qr(x: Tensor, /, *, mode: str = "reduced") -> QRResult:
     """QR decomposition (``mode`` 'reduced', 'complete' or 'r'), differentiable as torch's
     (reduced mode, or complete with m <= n)."""
-    x = _float(x)
+    x = floating(x)
     if x.ndim < 2:
         raise ShapeError("linalg.qr: expected a matrix (or a stack)")
     if mode not in ("reduced", "complete", "r"):
@@ -282,7 +282,7 @@ def qr(x: Tensor, /, *, mode: str = "reduced") -> QRResult:
 def svd(x: Tensor, /, full_matrices: bool = True, *, driver: Any = None) -> SVDResult:
     """Singular value decomposition ``x = U diag(S) Vh``, differentiable as torch's
     (``driver`` is a cuSOLVER choice: accepted, and the library's own is used)."""
-    x = _float(x)
+    x = floating(x)
     if x.ndim < 2:
         raise ShapeError("linalg.svd: expected a matrix (or a stack)")
     u, s, vh = _native("svd", x, full_matrices=full_matrices)
@@ -295,7 +295,7 @@ def svd(x: Tensor, /, full_matrices: bool = True, *, driver: Any = None) -> SVDR
 
 def svdvals(x: Tensor, /) -> Tensor:
     """Singular values (descending), differentiable: d s = diag(U^H dX V)."""
-    x = _float(x)
+    x = floating(x)
     if needs_grad(x):
         with no_grad_ctx():
             u, s, vh = svd(x.detach(), full_matrices=False)
@@ -328,28 +328,49 @@ def pinv(x: Tensor, /, *, atol: Any = None, rtol: Any = None, hermitian: bool = 
          rcond: Any = None) -> Tensor:
     """Moore-Penrose pseudo-inverse (values below ``max(atol, rtol * max|S|)`` count as
     zero); ``hermitian=True`` reads the lower triangle and goes through ``eigh``."""
-    x = _float(x)
+    x = floating(x)
     if rcond is not None and rtol is None:  # torch.pinverse's old name
         rtol = rcond
     if x.numel() == 0:
         return zeros(x.shape[:-2] + (x.shape[-1], x.shape[-2]), dtype=x.dtype, device=x.device)
     if hermitian:
         _square("pinv", x)
-        w, v = eigh(x)
-        cut = _cutoff(w.abs(), x.shape, atol, rtol)
-        winv = where(w.abs() > cut, 1 / where(w.abs() > cut, w, 1), 0)
-        return (v * winv.unsqueeze(-2).to(x.dtype)) @ v.mT.conj()
-    u, s, vh = svd(x, full_matrices=False)
-    cut = _cutoff(s, x.shape, atol, rtol)
-    sinv = where(s > cut, 1 / where(s > cut, s, 1), 0)
-    return (vh.mT.conj() * sinv.unsqueeze(-2).to(x.dtype)) @ u.mT.conj()
+    with no_grad_ctx():  # the gradient is torch's closed form below, not through eigh/svd
+        if hermitian:
+            w, v = eigh(x)
+            cut = _cutoff(w.abs(), x.shape, atol, rtol)
+            winv = where(w.abs() > cut, 1 / where(w.abs() > cut, w, 1), 0)
+            out = (v * winv.unsqueeze(-2).to(x.dtype)) @ v.mT.conj()
+        else:
+            u, s, vh = svd(x, full_matrices=False)
+            cut = _cutoff(s, x.shape, atol, rtol)
+            sinv = where(s > cut, 1 / where(s > cut, s, 1), 0)
+            out = (vh.mT.conj() * sinv.unsqueeze(-2).to(x.dtype)) @ u.mT.conj()
+    if needs_grad(x):
+        record("LinalgPinvBackward0", _pinv_backward, out, (x,), (out, x))
+    return out
+
+
+def _pinv_backward(node: Any, g: Tensor) -> tuple:
+    """torch's ``pinv_backward``: the derivative of the pseudo-inverse as a general matrix
+    (also for ``hermitian=True``), finite at rank-deficient inputs; the products are
+    ordered to keep the intermediates min(m, n) wide."""
+    p, a = node.saved_tensors
+    ph, gh = p.mT.conj(), g.mT.conj()
+    if a.shape[-2] <= a.shape[-1]:
+        k = gh @ p
+        k_ph = k @ ph
+        return (-(p @ k).mT.conj() + k_ph - (a @ p) @ k_ph + (ph @ p) @ (gh - k @ a),)
+    k = p @ gh
+    ph_k = ph @ k
+    return (-(k @ p).mT.conj() + (gh - a @ k) @ p @ ph + ph_k - ph_k @ p @ a,)
 
 
 def matrix_rank(x: Tensor, /, *, atol: Any = None, rtol: Any = None, hermitian: bool = False,
                 tol: Any = None) -> Tensor:
     """The number of singular values (``|eigenvalues|`` with ``hermitian``) above
     ``max(atol, rtol * max)`` (``tol`` is torch's older absolute tolerance)."""
-    x = _float(x)
+    x = floating(x)
     if tol is not None and atol is None:
         atol, rtol = tol, 0.0 if rtol is None else rtol
     s = eigvalsh(x).abs() if hermitian else svdvals(x)
@@ -379,7 +400,7 @@ def matrix_norm(x: Tensor, /, ord: Any = "fro", *, keepdims: bool = False,  # no
                 dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
     """Frobenius, nuclear, 1/-1/inf/-inf or 2/-2 norms of the last two axes."""
     keep = keepdims or keepdim
-    x = _float(x)
+    x = floating(x)
     if ord == "fro":
         return vector_norm(x, 2, axis=tuple(dim), keepdims=keep)
     if ord == "nuc":
@@ -461,7 +482,7 @@ def lstsq(a: Tensor, b: Tensor, rcond: Any = None, *, driver: str | None = None
         raise ValueError(f"linalg.lstsq: driver must be one of gels, gelsy, gelsd, gelss, "
                          f"got {driver!r}")
     driver = driver or "gelsy"  # torch's default on the CPU
-    a, b = _float(a), _float(b)
+    a, b = floating(a), floating(b)
     vec = b.ndim == a.ndim - 1
     bb = b.unsqueeze(-1) if vec else b
     x = pinv(a, rtol=rcond) @ bb

@@ -9,6 +9,7 @@ float32 implementations may round differently).
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -155,8 +156,9 @@ def _kind(x: Any) -> str:
 
 
 def _at(tree: Any, where: str) -> Any:
-    """The part of ``tree`` at ``where`` (``[1][0]``), or None."""
-    for part in [p for p in where.replace("]", "").split("[") if p]:
+    """The part of ``tree`` at the ``[1][0]`` path in ``where`` (after any label, as the
+    ``grad of input 0: `` of a gradient), or None."""
+    for part in re.findall(r"\[(\d+)\]", where):
         if not isinstance(tree, list) or int(part) >= len(tree):
             return None
         tree = tree[int(part)]

@@ -67,10 +67,15 @@ def host_fallbacks() -> list[str]:
     return host_fallback.host_fallbacks("linalg")
 
 
-def _square(name: str, x: Tensor) -> None:
-    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
-        raise ShapeError(f"linalg.{name}: expected a (..., n, n) stack of square matrices, got "
-                         f"shape {tuple(x.shape)}")
+def _square(name: str, x: Tensor, arg: str = "A", prefix: str = "linalg.") -> None:
+    """ShapeError with torch's messages unless ``x`` (argument ``arg``) is a stack of
+    square matrices."""
+    if x.ndim < 2:
+        raise ShapeError(f"{prefix}{name}: The input tensor {arg} must have at least 2 "
+                         f"dimensions.")
+    if x.shape[-1] != x.shape[-2]:
+        raise ShapeError(f"{prefix}{name}: {arg} must be batches of square matrices, but "
+                         f"they are {x.shape[-2]} by {x.shape[-1]} matrices")
 
 
 def _native(name: str, *xs: Tensor, **kw: Any) -> Any:

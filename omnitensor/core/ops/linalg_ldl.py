@@ -17,7 +17,7 @@ import numpy as np
 from ...errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from .creation import tensor
-from .linalg import LinAlgError
+from .linalg import LinAlgError, _square
 
 __all__ = ["ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
@@ -119,12 +119,7 @@ def _sytf2(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 def _check_factor(name: str, A: Tensor, hermitian: bool) -> None:
-    if A.ndim < 2:
-        raise ShapeError(f"torch.linalg.{name}: The input tensor A must have at least 2 "
-                         f"dimensions.")
-    if A.shape[-1] != A.shape[-2]:
-        raise ShapeError(f"torch.linalg.{name}: A must be batches of square matrices, but "
-                         f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    _square(name, A, prefix="torch.linalg.")
     if A.dtype.kind not in "fc":
         raise DTypeError(f"torch.linalg.{name}: Expected a floating point or complex tensor "
                          f"as input. Got {_torch_name(A)}")
@@ -211,11 +206,7 @@ def _sytrs(a: np.ndarray, piv: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _check_solve(LD: Tensor, pivots: Tensor, B: Tensor, hermitian: bool) -> None:
     name = "torch.linalg.ldl_solve"
-    if LD.ndim < 2:
-        raise ShapeError(f"{name}: The input tensor LD must have at least 2 dimensions.")
-    if LD.shape[-1] != LD.shape[-2]:
-        raise ShapeError(f"{name}: A must be batches of square matrices, but they are "
-                         f"{LD.shape[-2]} by {LD.shape[-1]} matrices")
+    _square("ldl_solve", LD, arg="LD", prefix="torch.linalg.")
     if LD.dtype.kind not in "fc":
         raise DTypeError(f"{name}: Expected a floating point or complex tensor as input. "
                          f"Got {_torch_name(LD)}")

@@ -844,6 +844,9 @@ class Tensor:
     @property
     def is_quantized(self) -> Any: ...
     def is_same_size(self, other) -> Any: ...
+    def is_set_to(self, tensor: Tensor) -> _bool:
+        """torch's ``Tensor.is_set_to``: the same storage, offset, size and stride as ``tensor``."""
+        ...
     def is_shared(self) -> _bool:
         """Whether ``t``'s storage is in shared memory (cpu tensors after ``share_memory_()``
         or after being sent to another process); False for device tensors, which cannot be

@@ -188,3 +188,9 @@ def untyped_storage(self: Tensor) -> UntypedStorage:
 def typed_storage(self: Tensor) -> TypedStorage:
     return TypedStorage(_root(self))
 
+
+def is_set_to(self: Tensor, tensor: Tensor) -> bool:
+    """torch's ``Tensor.is_set_to``: the same storage, offset, size and stride as ``tensor``."""
+    return (_root(self) is _root(tensor) and self.shape == tensor.shape
+            and self.stride() == tensor.stride()
+            and storage_offset(self) == storage_offset(tensor))

@@ -26,6 +26,10 @@ from .core.dtypes import (bool_ as bool, complex64, complex128, float16, float32
 from .core.dtypes import (complex32, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
                           float8_e5m2fnuz,
                           float8_e8m0fnu)
+from .core.shell_dtypes import (bits1x8, bits2x4, bits4x2, bits8, bits16, float4_e2m1fn_x2,
+                                int1, int2, int3, int4, int5, int6, int7, uint1, uint2, uint3,
+                                uint4, uint5, uint6, uint7)
+from .core.shell_dtypes import uint1 as bit  # torch.bit is torch.uint1
 from .backends.cpu.threads import get_num_threads, set_num_threads
 from .core.graph import is_grad_enabled
 from .core.tensor import Tensor
@@ -149,6 +153,15 @@ from .torch_idioms import (are_deterministic_algorithms_enabled, as_tensor, chan
                            set_default_tensor_type, set_float32_matmul_precision,
                            set_num_interop_threads, strided, typename,
                            use_deterministic_algorithms)
+# quantized tensors (core/quantized, docs/quantized.md)
+from .core.dtypes import qint8, qint32, quint2x4, quint4x2, quint8
+from .core.quantized import (dequantize, empty_quantized, fake_quantize_per_channel_affine,
+                             fake_quantize_per_tensor_affine, int_repr, per_channel_affine,
+                             per_channel_affine_float_qparams, per_channel_symmetric,
+                             per_tensor_affine, per_tensor_symmetric, q_per_channel_axis,
+                             q_per_channel_scales, q_per_channel_zero_points, q_scale,
+                             q_zero_point, qscheme, quantize_per_channel, quantize_per_tensor,
+                             quantize_per_tensor_dynamic)
 # sparse tensors (core/sparse, docs/sparse.md); torch.sparse is omnitensor/sparse.py (lazy)
 from .core.sparse import (sparse_bsc, sparse_bsc_tensor, sparse_bsr, sparse_bsr_tensor,
                           sparse_compressed_tensor, sparse_coo, sparse_coo_tensor, sparse_csc,

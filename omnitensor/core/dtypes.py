@@ -83,6 +83,11 @@ class DType:
         return self.kind in "fc"
 
     @property
+    def is_quantized(self) -> bool:
+        """Whether this is one of torch's quantized dtypes (qint8, quint8, qint32...)."""
+        return self.kind == "q"
+
+    @property
     def bits(self) -> int:
         return self.itemsize * 8
 
@@ -158,6 +163,23 @@ for _d in float8_dtypes:
                       f"weights in bfloat16 or float16")
     _BY_NAME[_d.name] = _d
     _BY_NP[_d.np] = _d
+# torch's quantized dtypes: the dtype of a quantized tensor (core/quantized), whose integer
+# representation is an ordinary int8/uint8/int32 tensor (``storage``). Not in all_dtypes, so
+# no promotion rule; an ordinary tensor of one is refused (use quantize_per_tensor). The
+# sub-byte ones (quint4x2, quint2x4: two or four values packed in a byte) are named only.
+qint8 = DType("qint8", np.int8, kind="q")
+quint8 = DType("quint8", np.uint8, kind="q")
+qint32 = DType("qint32", np.int32, kind="q")
+quint4x2 = DType("quint4x2", np.uint8, kind="q")
+quint2x4 = DType("quint2x4", np.uint8, kind="q")
+quantized_dtypes = (qint8, quint8, qint32, quint4x2, quint2x4)
+for _d in quantized_dtypes:
+    _d.unsupported = (f"an ordinary tensor cannot have the quantized dtype {_d.name}; make a "
+                      f"quantized tensor with quantize_per_tensor / quantize_per_channel")
+    _BY_NAME[_d.name] = _d
+for _d in (quint4x2, quint2x4):
+    _d.unsupported = (f"{_d.name} (sub-byte packed) quantized tensors are not supported by "
+                      f"omnitensor; use quint8 or qint8")
 # torch's complex32 (chalf: two float16 halves) is named the same way; NumPy has no such
 # dtype, so it carries complex64's as a stand-in (never registered by NumPy dtype) and
 # torch's 4-byte itemsize

@@ -16,6 +16,7 @@ from .shape_util import int_arg, no_none_dim, normalize_axis
 from .tensor import Tensor
 from .legacy import Size, bind as _bind_legacy
 from .sparse import bind as _bind_sparse
+from .quantized import bind as _bind_quantized
 from .ops import (composite, conversion, creation, elementwise as ew, gather, indexing, join,
                   linalg_ops, random as rnd, reduction as red, shape as sh, sorting, ternary,
                   torch_extras)
@@ -416,6 +417,7 @@ def _bind_methods() -> None:
     T.deg2rad, T.rad2deg = composite.deg2rad, composite.rad2deg
     torch_extras.bind(T)
     _bind_sparse(T)  # to_sparse/to_dense/indices... and the sparse classes (core/sparse)
+    _bind_quantized(T)  # dequantize/int_repr/q_scale... (core/quantized)
     _bind_legacy(T)  # Tensor.type, is_xpu/is_opencl..., data_ptr (core/legacy.py)
     from .ops import storage
     T.storage_offset, T.as_strided = storage.storage_offset, storage.as_strided

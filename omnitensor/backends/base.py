@@ -49,27 +49,14 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-#: Elementwise functions of one operand (Array API names).
-UNARY = (
-    "negative", "positive", "abs", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt",
-    "square", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
-    "acosh", "atanh", "erf", "erfc", "sign", "floor", "ceil", "round", "trunc", "reciprocal",
-    "isnan", "isinf", "isfinite", "signbit", "logical_not", "bitwise_invert", "conj",
-    "real", "imag",
-)
-#: Elementwise functions of two operands (Array API names; ``pow`` is the power function).
-BINARY = (
-    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow", "maximum",
-    "minimum", "atan2", "hypot", "logaddexp", "copysign", "nextafter", "equal", "not_equal",
-    "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
-    "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-    "bitwise_right_shift",
-)
-#: Elementwise functions whose result is bool whatever the operand dtype.
-PREDICATES = frozenset((
-    "isnan", "isinf", "isfinite", "signbit", "logical_not", "equal", "not_equal", "less",
-    "less_equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_xor",
-))
+from ..kernels import primitives as _primitives
+
+#: Elementwise functions of one operand and of two (Array API names; ``pow`` is the power
+#: function), and those whose result is bool whatever the operand dtype: read from the
+#: primitive table (``kernels/primitives.py``), less its optional hooks (sigmoid, rsqrt).
+UNARY = _primitives.names(1, hooks=False)
+BINARY = _primitives.names(2, hooks=False)
+PREDICATES = _primitives.where(out="bool")
 #: Reductions over a tuple of axes: ``backend.sum(x, axes, keepdims)``.
 REDUCTIONS = ("sum", "prod", "max", "min", "any", "all")
 

@@ -13,9 +13,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import ops
 from .dialect import Language
 from .exprs import checked_names, ctype_of, np_of, result_dtype, subst
+from .primitives import PRIMITIVES
 
 # NumPy's float floor_divide/remainder (npy_divmod): numba's np.floor_divide gives -inf for
 # inf // x where NumPy gives nan. Jitted helpers the expressions call (``ot_fdiv(a, b)``).
@@ -48,47 +48,11 @@ def ot_fmod(a, b):
     return np.copysign(mod * 0, b)
 """
 
-_N1 = {"negative": "-x", "positive": "x", "abs": "np.abs(x)", "square": "x * x",
-       "sign": "np.sign(x)", "floor": "np.floor(x)", "ceil": "np.ceil(x)",
-       "trunc": "np.trunc(x)", "round": "np.rint(x)", "reciprocal": "{T}(1) / x",
-       "isnan": "np.isnan(x)", "isinf": "np.isinf(x)", "isfinite": "np.isfinite(x)",
-       "signbit": "np.signbit(x)", "logical_not": "(x == 0)", "bitwise_invert": "~x",
-       "conj": "x", "real": "x", "imag": "{T}(0)",
-       "sigmoid": "{T}(1) / ({T}(1) + np.exp(-x))", "rsqrt": "{T}(1) / np.sqrt(x)",
-       "erf": "math.erf(x)", "erfc": "math.erfc(x)", "log2": "np.log2(x)",
-       "log10": "np.log10(x)"}
-for _n, _np in [("exp", "exp"), ("expm1", "expm1"), ("log", "log"), ("log1p", "log1p"),
-                ("sqrt", "sqrt"), ("sin", "sin"), ("cos", "cos"), ("tan", "tan"),
-                ("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"), ("sinh", "sinh"),
-                ("cosh", "cosh"), ("tanh", "tanh"), ("asinh", "arcsinh"),
-                ("acosh", "arccosh"), ("atanh", "arctanh")]:
-    _N1[_n] = f"np.{_np}(x)"
-_N2 = {"add": "a + b", "subtract": "a - b", "multiply": "a * b", "divide": "a / b",
-       "floor_divide": "np.floor_divide(a, b)", "remainder": "np.remainder(a, b)",
-       "pow": "np.power(a, b)", "maximum": "np.maximum(a, b)", "minimum": "np.minimum(a, b)",
-       "atan2": "np.arctan2(a, b)", "hypot": "np.hypot(a, b)",
-       "logaddexp": "np.logaddexp(a, b)", "copysign": "np.copysign(a, b)",
-       "nextafter": "np.nextafter(a, b)", "equal": "(a == b)", "not_equal": "(a != b)",
-       "less": "(a < b)", "less_equal": "(a <= b)", "greater": "(a > b)",
-       "greater_equal": "(a >= b)", "logical_and": "((a != 0) and (b != 0))",
-       "logical_or": "((a != 0) or (b != 0))", "logical_xor": "((a != 0) != (b != 0))",
-       "bitwise_and": "(a & b)", "bitwise_or": "(a | b)", "bitwise_xor": "(a ^ b)",
-       "bitwise_left_shift": "np.left_shift(a, b)",
-       "bitwise_right_shift": "np.right_shift(a, b)"}
-#: the dtype kinds (bool, signed, unsigned, float) the numba table computes each op for:
-#: every op on floats, the integer-exact ones on integers and bool; complex and float16 are
-#: not rendered for numba (the cpu fused path keeps NumPy for them)
-_NUMBA_KINDS: dict[str, str] = {op: "f" for op in (*_N1, *_N2)}
-for _ops, _kinds in (
-        (("positive", "abs", "square", "floor", "ceil", "trunc", "round", "isnan", "isinf",
-          "isfinite", "logical_not", "conj", "real", "imag", "add", "subtract", "multiply",
-          "maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater",
-          "greater_equal", "logical_and", "logical_or", "logical_xor"), "biuf"),
-        (("negative", "sign", "floor_divide", "remainder"), "iuf"),
-        (("bitwise_left_shift", "bitwise_right_shift"), "iu"),
-        (("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert"), "biu")):
-    for _op in _ops:
-        _NUMBA_KINDS[_op] = _kinds
+#: the Python template of each op and the dtype kinds (bool, signed, unsigned, float) it
+#: is rendered for: every op on floats, the integer-exact ones on integers and bool; complex
+#: and float16 are not rendered for numba (the cpu fused path keeps NumPy for them)
+_TEMPLATES: dict[str, str] = {p.name: p.numba for p in PRIMITIVES}
+_NUMBA_KINDS: dict[str, str] = {p.name: p.numba_kinds for p in PRIMITIVES}
 
 
 def _np_name(dt: np.dtype) -> str:
@@ -107,7 +71,7 @@ class NumbaPython(Language):
         t = ctype_of(dtype)
         if t.half or t.kind not in _NUMBA_KINDS.get(op, ""):
             return None
-        ptmpl = (_N1 if op in ops.UNARY else _N2)[op].replace(
+        ptmpl = _TEMPLATES[op].replace(
             "{T}", f"np.{_np_name(np_of(t))}")
         bits = 8 * t.itemsize  # NumPy: counts outside [0, bits) give 0 (-1 right of a < 0)
         if op == "bitwise_left_shift":

@@ -1,4 +1,5 @@
-"""The elementwise op table: one C expression per (op, dtype kind), for every C dialect.
+"""The elementwise op table: one C expression per (op, dtype kind), for every C dialect,
+read from the primitive table (:mod:`.primitives`, one row per primitive).
 
 Unary expressions read ``x``, binary ones ``a`` and ``b``, all in the compute type. Template
 fields: ``{T}`` compute type, ``{W}`` wide unsigned type (wrapping integer math), ``{K}`` the
@@ -9,136 +10,30 @@ signed, ``u`` unsigned, ``f`` real float (float16 computes in float), ``c`` comp
 A kind missing from a row means the backend does not compute that op for that kind (core's
 dtype rules never ask for it).
 
-``OUT`` says the result dtype: ``same``, ``bool`` (predicates) or ``real`` (abs/real/imag of
-complex). ``FAMILY`` groups ops into programs: one program per (family, dtype) is built on
+``BOOL_OUT`` and ``REAL_OUT`` say the result dtype (bool for predicates, the real dtype for
+abs/real/imag of complex; else the operands'). ``FAMILY`` groups ops into programs: one program per (family, dtype) is built on
 first use, so a PoCL build (~0.2 s) covers several ops.
 """
 from __future__ import annotations
 
-_WRAP_NEG = "({T})(0 - ({W})x)"
+from .primitives import PRIMITIVES, where
 
-UNARY: dict[str, dict[str, str]] = {
-    "negative": {"b": "x", "i": _WRAP_NEG, "u": _WRAP_NEG, "f": "-x", "c": "-x"},
-    "positive": {k: "x" for k in "biufc"},
-    "abs": {"b": "x", "i": "(x < 0 ? " + _WRAP_NEG + " : x)", "u": "x", "f": "fabs(x)",
-            "c": "{K}_abs(x)"},
-    "square": {"b": "x", "i": "({T})(({W})x * ({W})x)", "u": "({T})(({W})x * ({W})x)",
-               "f": "x * x", "c": "{K}_mul(x, x)"},
-    "sign": {"b": "x", "i": "({T})((x > 0) - (x < 0))", "u": "({T})(x > 0)",
-             "f": "sign_{K}(x)", "c": "{K}_sign(x)"},
-    "floor": {"b": "x", "i": "x", "u": "x", "f": "floor(x)"},
-    "ceil": {"b": "x", "i": "x", "u": "x", "f": "ceil(x)"},
-    "trunc": {"b": "x", "i": "x", "u": "x", "f": "trunc(x)"},
-    "round": {"b": "x", "i": "x", "u": "x", "f": "rint(x)", "c": "{V}(rint(x.x), rint(x.y))"},
-    "reciprocal": {"f": "({T})1 / x", "c": "{K}_div({V}(1, 0), x)"},
-    "isnan": {"b": "0", "i": "0", "u": "0", "f": "isnan(x)", "c": "(isnan(x.x) || isnan(x.y))"},
-    "isinf": {"b": "0", "i": "0", "u": "0", "f": "isinf(x)", "c": "(isinf(x.x) || isinf(x.y))"},
-    "isfinite": {"b": "1", "i": "1", "u": "1", "f": "isfinite(x)",
-                 "c": "(isfinite(x.x) && isfinite(x.y))"},
-    "signbit": {"b": "0", "i": "(x < 0)", "u": "0", "f": "signbit(x)"},
-    "logical_not": {"b": "(x == 0)", "i": "(x == 0)", "u": "(x == 0)", "f": "(x == 0)",
-                    "c": "(x.x == 0 && x.y == 0)"},
-    "bitwise_invert": {"b": "(x ^ 1)", "i": "({T})~x", "u": "({T})~x"},
-    "conj": {"b": "x", "i": "x", "u": "x", "f": "x", "c": "{V}(x.x, -x.y)"},
-    "real": {"b": "x", "i": "x", "u": "x", "f": "x", "c": "x.x"},
-    "imag": {"b": "0", "i": "0", "u": "0", "f": "0", "c": "x.y"},
-    "sigmoid": {"f": "({T})1 / (({T})1 + exp(-x))",
-                "c": "{K}_div({V}(1, 0), {V}(1, 0) + {K}_exp(-x))"},
-    "rsqrt": {"f": "rsqrt(x)", "c": "{K}_div({V}(1, 0), {K}_sqrt(x))"},
-    "erf": {"f": "erf(x)"},
-    "erfc": {"f": "erfc(x)"},
-}
-# transcendental functions: the OpenCL builtin for reals, our helper for complex
-for _name, _cl in [("exp", "exp"), ("expm1", "expm1"), ("log", "log"), ("log1p", "log1p"),
-                   ("sqrt", "sqrt"), ("sin", "sin"), ("cos", "cos"), ("tan", "tan"),
-                   ("asin", "asin"), ("acos", "acos"), ("atan", "atan"), ("sinh", "sinh"),
-                   ("cosh", "cosh"), ("tanh", "tanh"), ("asinh", "asinh"), ("acosh", "acosh"),
-                   ("atanh", "atanh")]:
-    UNARY[_name] = {"f": f"{_cl}(x)", "c": f"{{K}}_{_name}(x)"}
-UNARY["log2"] = {"f": "log2(x)",
-                 "c": "({RS})1.442695040888963407359924681001892137 * {K}_log(x)"}
-UNARY["log10"] = {"f": "log10(x)",
-                  "c": "({RS})0.434294481903251827651128918916605082 * {K}_log(x)"}
-
-
-def _cmp(op: str) -> dict[str, str]:
-    return {k: f"(a {op} b)" for k in "biuf"}
-
-
-BINARY: dict[str, dict[str, str]] = {
-    "add": {"b": "(a | b)", "i": "({T})(({W})a + ({W})b)", "u": "({T})(({W})a + ({W})b)",
-            "f": "a + b", "c": "a + b"},
-    "subtract": {"b": "(a ^ b)", "i": "({T})(({W})a - ({W})b)", "u": "({T})(({W})a - ({W})b)",
-                 "f": "a - b", "c": "a - b"},
-    "multiply": {"b": "(a & b)", "i": "({T})(({W})a * ({W})b)", "u": "({T})(({W})a * ({W})b)",
-                 "f": "a * b", "c": "{K}_mul(a, b)"},
-    "divide": {"f": "a / b", "c": "{K}_div(a, b)"},
-    "floor_divide": {"i": "fdiv_{K}(a, b)", "u": "fdiv_{K}(a, b)", "f": "fdiv_{K}(a, b)"},
-    "remainder": {"i": "fmod_{K}(a, b)", "u": "fmod_{K}(a, b)", "f": "fmod_{K}(a, b)"},
-    "pow": {"i": "ipow_{K}(a, b)", "u": "ipow_{K}(a, b)", "f": "pow(a, b)", "c": "{K}_pow(a, b)"},
-    "maximum": {"b": "(a | b)", "i": "(a > b ? a : b)", "u": "(a > b ? a : b)",
-                "f": "max_{K}(a, b)"},
-    "minimum": {"b": "(a & b)", "i": "(a < b ? a : b)", "u": "(a < b ? a : b)",
-                "f": "min_{K}(a, b)"},
-    "atan2": {"f": "atan2(a, b)"},
-    "hypot": {"f": "hypot(a, b)"},
-    "logaddexp": {"f": "logaddexp_{K}(a, b)"},
-    "copysign": {"f": "copysign(a, b)"},
-    "nextafter": {"f": "nextafter_{K}(a, b)"},
-    "equal": {**_cmp("=="), "c": "(a.x == b.x && a.y == b.y)"},
-    "not_equal": {**_cmp("!="), "c": "(a.x != b.x || a.y != b.y)"},
-    "less": _cmp("<"),
-    "less_equal": _cmp("<="),
-    "greater": _cmp(">"),
-    "greater_equal": _cmp(">="),
-    "logical_and": {k: "((a != 0) && (b != 0))" for k in "biuf"},
-    "logical_or": {k: "((a != 0) || (b != 0))" for k in "biuf"},
-    "logical_xor": {k: "((a != 0) != (b != 0))" for k in "biuf"},
-    "bitwise_and": {k: "(a & b)" for k in "biu"},
-    "bitwise_or": {k: "(a | b)" for k in "biu"},
-    "bitwise_xor": {k: "(a ^ b)" for k in "biu"},
-    "bitwise_left_shift": {"i": "shl_{K}(a, b)", "u": "shl_{K}(a, b)"},
-    "bitwise_right_shift": {"i": "shr_{K}(a, b)", "u": "shr_{K}(a, b)"},
-}
-for _k, _z in (("logical_and", "&&"), ("logical_or", "||")):
-    BINARY[_k]["c"] = f"(((a.x != 0) || (a.y != 0)) {_z} ((b.x != 0) || (b.y != 0)))"
-BINARY["logical_xor"]["c"] = "(((a.x != 0) || (a.y != 0)) != ((b.x != 0) || (b.y != 0)))"
+#: the C templates of each primitive of one operand (``x``) and of two (``a``, ``b``), by kind
+UNARY: dict[str, dict[str, str]] = {p.name: p.c for p in PRIMITIVES if p.arity == 1}
+BINARY: dict[str, dict[str, str]] = {p.name: p.c for p in PRIMITIVES if p.arity == 2}
 
 #: ops whose result is bool
-BOOL_OUT = frozenset(("isnan", "isinf", "isfinite", "signbit", "logical_not", "equal",
-                      "not_equal", "less", "less_equal", "greater", "greater_equal",
-                      "logical_and", "logical_or", "logical_xor"))
+BOOL_OUT = where(out="bool")
 #: ops whose result on complex input is the real dtype
-REAL_OUT = frozenset(("abs", "real", "imag"))
+REAL_OUT = where(out="real")
 #: integer ops whose result bits do not depend on signedness (two's complement), so int*
 #: operands run the uint* kernel of the same width
-SIGN_AGNOSTIC = frozenset(("negative", "positive", "square", "add", "subtract", "multiply",
-                           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert",
-                           "equal", "not_equal", "conj", "real", "logical_not",
-                           "logical_and", "logical_or", "logical_xor", "isnan", "isinf",
-                           "isfinite"))
+SIGN_AGNOSTIC = where(sign_agnostic=True)
 #: float16 ops that would be wrong computed in float and rounded (need half's own ulp):
 #: the elementwise kernels call a float16 helper (``helpers._HALF``), fused ones do not
-NO_HALF = frozenset(("nextafter",))
-
-#: program families: ops of one family and one dtype share a program
-_FAMILIES = {
-    "arith": ("negative", "positive", "abs", "square", "add", "subtract", "multiply",
-              "divide", "maximum", "minimum", "sign", "reciprocal", "exp", "log", "sqrt",
-              "rsqrt", "sigmoid", "tanh", "pow", "conj", "real", "imag"),
-    "compare": ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-                "logical_and", "logical_or", "logical_xor", "logical_not", "isnan",
-                "isinf", "isfinite", "signbit"),
-    "int": ("floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor",
-            "bitwise_invert", "bitwise_left_shift", "bitwise_right_shift", "floor", "ceil",
-            "trunc", "round"),
-}
-FAMILY: dict[str, str] = {}
-for _fam, _ops in _FAMILIES.items():
-    for _o in _ops:
-        FAMILY[_o] = _fam
-for _o in list(UNARY) + list(BINARY):
-    FAMILY.setdefault(_o, "math")
+NO_HALF = where(no_half=True)
+#: program families: ops of one family and one dtype share a program (in table order)
+FAMILY: dict[str, str] = {p.name: p.family for p in PRIMITIVES}
 
 
 def expr(table: dict[str, dict[str, str]], op: str, kind: str) -> str | None:

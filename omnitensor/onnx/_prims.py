@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..kernels.primitives import ALIAS, PRIMITIVES, where
 from ._builder import INT64_MAX, INT64_MIN
 
 __all__ = ["PRIMS", "onnx_dtype", "ALIASES"]
@@ -20,7 +21,7 @@ Mapping = Callable[[Any, Any], Any]
 PRIMS: dict[str, Mapping] = {}
 
 #: primitives whose result is its operand's values (no ONNX node)
-ALIASES = frozenset(("copy", "contiguous", "positive", "conj", "real", "from_numpy"))
+ALIASES = frozenset(("copy", "contiguous", "from_numpy")) | where(onnx=ALIAS)
 
 
 def onnx_dtype(np_name: str) -> int:
@@ -46,18 +47,8 @@ def _reg(*names: str) -> Callable[[Mapping], Mapping]:
 
 
 # ------------------------------------------------------------------------ elementwise
-_UNARY = {"negative": "Neg", "abs": "Abs", "exp": "Exp", "log": "Log", "sqrt": "Sqrt",
-          "sin": "Sin", "cos": "Cos", "tan": "Tan", "asin": "Asin", "acos": "Acos",
-          "atan": "Atan", "sinh": "Sinh", "cosh": "Cosh", "tanh": "Tanh", "asinh": "Asinh",
-          "acosh": "Acosh", "atanh": "Atanh", "erf": "Erf", "sign": "Sign", "floor": "Floor",
-          "ceil": "Ceil", "round": "Round", "reciprocal": "Reciprocal", "isnan": "IsNaN",
-          "isinf": "IsInf", "logical_not": "Not", "bitwise_invert": "BitwiseNot"}
-_BINARY = {"add": "Add", "subtract": "Sub", "multiply": "Mul", "divide": "Div", "pow": "Pow",
-           "maximum": "Max", "minimum": "Min", "equal": "Equal", "less": "Less",
-           "less_equal": "LessOrEqual", "greater": "Greater",
-           "greater_equal": "GreaterOrEqual", "logical_and": "And", "logical_or": "Or",
-           "logical_xor": "Xor", "bitwise_and": "BitwiseAnd", "bitwise_or": "BitwiseOr",
-           "bitwise_xor": "BitwiseXor"}
+#: the primitives an ONNX operator computes one for one (``kernels/primitives.py``' onnx field)
+_DIRECT = {p.name: p.onnx for p in PRIMITIVES if p.onnx[:1].isupper()}
 
 
 def _unary(onnx_op: str) -> Mapping:
@@ -83,10 +74,9 @@ def _is_scalar(a: Any) -> bool:
     return isinstance(a, (bool, int, float))
 
 
-for _op, _onnx_op in _UNARY.items():
-    PRIMS[_op] = _unary(_onnx_op)
-for _op, _onnx_op in _BINARY.items():
-    PRIMS[_op] = _binary(_onnx_op)
+for _p in PRIMITIVES:
+    if _p.name in _DIRECT:
+        PRIMS[_p.name] = (_unary if _p.arity == 1 else _binary)(_p.onnx)
 
 
 def _num(e: Any, like: Any, value: float) -> str:

@@ -14,26 +14,20 @@ from functools import lru_cache
 from typing import Any
 
 from ...backends.base import BINARY, UNARY
-from ...kernels import scalar
+from ...kernels import primitives, scalar
 from ...kernels.dialect import CUDA_C, OPENCL_C
 
 FLOATS = frozenset(("float32", "float64"))
 INTS = frozenset(("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"))
 ANY = FLOATS | INTS | {"bool"}
 
-#: float -> float arithmetic and math functions (result dtype = operand dtype)
-FLOAT_MATH = frozenset((
-    "negative", "positive", "abs", "square", "sqrt", "exp", "expm1", "log", "log1p",
-    "log2", "log10", "sin", "cos", "tan", "tanh", "sinh", "cosh", "floor", "ceil", "trunc",
-    "round", "sign", "reciprocal", "sigmoid",
-    "add", "subtract", "multiply", "divide", "pow", "maximum", "minimum"))
-#: float -> bool predicates
-FLOAT_PREDICATES = frozenset(("isnan", "isinf", "isfinite"))
-#: comparisons on any real dtype
-COMPARISONS = frozenset(("equal", "not_equal", "less", "less_equal", "greater",
-                         "greater_equal"))
-#: logical ops on bools
-LOGICAL = frozenset(("logical_and", "logical_or", "logical_xor", "logical_not"))
+#: the fusion class of each primitive (its row of ``kernels/primitives.py``): float -> float
+#: arithmetic and math functions (result dtype = operand dtype), float -> bool predicates,
+#: comparisons on any real dtype, logical ops on bools
+FLOAT_MATH = primitives.where(fuse=primitives.MATH)
+FLOAT_PREDICATES = primitives.where(fuse=primitives.PREDICATE)
+COMPARISONS = primitives.where(fuse=primitives.COMPARISON)
+LOGICAL = primitives.where(fuse=primitives.LOGICAL)
 
 _DIALECTS = (scalar.NUMBA, OPENCL_C, CUDA_C)
 

@@ -276,6 +276,10 @@ def promote_types(a: DType, b: DType) -> DType:
     if r is None:
         if not (isinstance(a, DType) and isinstance(b, DType)):
             return promote_types(as_dtype(a), as_dtype(b))  # names, NumPy dtypes...
+        if a.kind == "q" or b.kind == "q":
+            raise DTypeError(
+                f"ops on quantized tensors ({a.name}, {b.name}) are not supported: call "
+                f".dequantize() for a float tensor first (docs/quantized.md)")
         raise DTypeError(
             f"no common dtype for {a.name} and {b.name}: uint64 does not promote with signed "
             f"integers; cast one operand first, e.g. x.to(omnitensor.int64)")

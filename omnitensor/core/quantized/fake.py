@@ -80,7 +80,9 @@ def fake_quantize_per_channel_affine(input: Tensor, scale: Tensor, zero_point: T
     if zero_point.dtype not in (_dt.int32, _dt.float32, _dt.float16):
         raise RuntimeError(f"Zero-point must be Int32, Float or Half, found "
                            f"{torch_type_name(zero_point.dtype)}")
-    ax = normalize_axis(axis, input.ndim)
+    ax = normalize_axis(axis, input.ndim)  # torch: out of range is an IndexError...
+    if int(axis) < 0:  # ...and a negative axis, though in range, is refused
+        raise RuntimeError("`axis` must be between 0 and number of dimensions of input")
     n = input.shape[ax]
     if scale.ndim != 1 or zero_point.ndim != 1 or scale.shape[0] != n or \
             zero_point.shape[0] != n:

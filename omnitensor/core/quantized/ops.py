@@ -3,7 +3,7 @@ rules (checked here once, so every device answers bad input the same way).
 
 The arithmetic is torch's: ``q = clamp(zero_point + round(x * (1 / scale)), qmin, qmax)``
 with ``1 / scale`` and the product in float32 and round-half-to-even (``nearbyint``), and
-``x = (q - zero_point) * scale`` in float32. Every step is an ordinary Tensor op on the
+``x = (q - zero_point) * scale`` in float32 (per channel: in float64, then rounded). Every step is an ordinary Tensor op on the
 integer representation, so it runs on every backend.
 """
 from __future__ import annotations
@@ -119,6 +119,11 @@ def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axi
     with no_grad_ctx():
         s64 = scales.detach().to(input.device, _dt.float64)
         z64 = zero_points.detach().to(input.device, _dt.float64).round().to(_dt.int64)
+        for bad, word in ((z64 > qmax, "above upper"), (z64 < qmin, "below lower")):
+            if bool(bad.any()):
+                z = int(z64[bad.nonzero()[0]].item())
+                raise RuntimeError(f"quantize_tensor_per_channel_affine zero_point {z} is "
+                                   f"{word} bound.")
         inv = 1.0 / s64.to(_dt.float32)
         rep = _quantize(input, _channel_view(inv, axis, input.ndim),
                         _channel_view(z64, axis, input.ndim), qmin, qmax, storage)
@@ -147,7 +152,7 @@ def qparams(lo: float, hi: float, qmin: int, qmax: int) -> tuple[float, int]:
     err_max = abs(qmax) - abs(hi / scale)
     z0 = zmin if err_min < err_max else zmax
     z = qmin if z0 < qmin else qmax if z0 > qmax else int(round(z0))
-    return float(f32(scale)), z
+    return scale, z
 
 
 def quantize_per_tensor_dynamic(input: Tensor, dtype: Any, reduce_range: bool) -> QuantizedTensor:  # noqa: A002
@@ -192,10 +197,10 @@ def dequantize(input: Any) -> Any:  # noqa: A002
         v = input._int.to(_dt.float32)
         if input._scales is None:
             return (v - float(input._zero_point)) * float(_dt.float32.np.type(input._scale))
-        ax, nd = input._axis, input.ndim
-        z = _channel_view(input._zero_points.to(_dt.float32), ax, nd)  # type: ignore[union-attr]
-        s = _channel_view(input._scales.to(_dt.float32), ax, nd)
-        return (v - z) * s
+        ax, nd = input._axis, input.ndim  # torch: per channel in float64, then rounded
+        z = _channel_view(input._zero_points, ax, nd)  # type: ignore[arg-type]
+        s = _channel_view(input._scales, ax, nd)  # type: ignore[arg-type]
+        return ((input._int.to(_dt.float64) - z) * s).to(_dt.float32)
 
 
 def int_repr(input: Any) -> Tensor:  # noqa: A002

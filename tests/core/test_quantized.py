@@ -1,0 +1,178 @@
+"""Quantized tensors (core/quantized), compared with torch's on every device."""
+import numpy as np
+import pytest
+import torch
+
+import omnitensor as ot
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*quantized tensor creation functions")
+
+QDTYPES = [(ot.quint8, torch.quint8), (ot.qint8, torch.qint8), (ot.qint32, torch.qint32)]
+
+
+def _data(shape=(6, 4, 3), seed=0):
+    x = np.random.RandomState(seed).randn(*shape).astype(np.float32) * 3
+    x.flat[:4] = [0.5, 1.5, -2.5, 1000.0]  # ties (half to even) and a clamped value
+    return x
+
+
+def _host(t):
+    return t.cpu().numpy()
+
+
+@pytest.mark.parametrize("qd", QDTYPES, ids=lambda p: p[0].name if isinstance(p, tuple) else "")
+def test_per_tensor_matches_torch(device, qd):
+    x = _data()
+    q = ot.quantize_per_tensor(ot.tensor(x, device=device), 0.05, 3, qd[0])
+    tq = torch.quantize_per_tensor(torch.tensor(x), 0.05, 3, qd[1])
+    assert q.is_quantized and q.dtype is qd[0] and q.device == ot.device(device)
+    assert q.shape == tuple(tq.shape) and q.qscheme() is ot.per_tensor_affine
+    assert q.q_scale() == tq.q_scale() and q.q_zero_point() == tq.q_zero_point()
+    rep = q.int_repr()
+    assert str(rep.dtype).split(".")[1] == str(tq.int_repr().dtype).split(".")[1]
+    np.testing.assert_array_equal(_host(rep), tq.int_repr().numpy())
+    np.testing.assert_array_equal(_host(q.dequantize()), tq.dequantize().numpy())
+    np.testing.assert_array_equal(_host(ot.dequantize(q)), torch.dequantize(tq).numpy())
+    assert "quantization_scheme=omnitensor.per_tensor_affine, scale=0.05" in repr(q)
+
+
+@pytest.mark.parametrize("axis", [0, 2])
+def test_per_channel_matches_torch(device, axis):
+    x = _data()
+    n = x.shape[axis]
+    scales = np.linspace(0.01, 0.3, n)
+    zps = np.arange(n) + 1
+    for od, td in QDTYPES[:2]:
+        q = ot.quantize_per_channel(ot.tensor(x, device=device), ot.tensor(scales),
+                                    ot.tensor(zps), axis, od)
+        tq = torch.quantize_per_channel(torch.tensor(x), torch.tensor(scales),
+                                        torch.tensor(zps), axis, td)
+        np.testing.assert_array_equal(_host(q.int_repr()), tq.int_repr().numpy())
+        np.testing.assert_array_equal(_host(q.dequantize()), tq.dequantize().numpy())
+        np.testing.assert_array_equal(_host(q.q_per_channel_scales()),
+                                      tq.q_per_channel_scales().numpy())
+        np.testing.assert_array_equal(_host(q.q_per_channel_zero_points()),
+                                      tq.q_per_channel_zero_points().numpy())
+        assert q.q_per_channel_axis() == tq.q_per_channel_axis() == axis
+        assert q.qscheme() is ot.per_channel_affine
+
+
+def test_tensor_qparams_lists_and_moves(device):
+    x = _data((5, 2))
+    q = ot.quantize_per_tensor(ot.tensor(x, device=device), ot.tensor(0.1), ot.tensor(4),
+                               ot.qint8)
+    tq = torch.quantize_per_tensor(torch.tensor(x), torch.tensor(0.1), torch.tensor(4),
+                                   torch.qint8)
+    assert q.q_scale() == tq.q_scale() and q.q_zero_point() == 4
+    qs = ot.quantize_per_tensor([ot.tensor(x, device=device)] * 2, ot.tensor([0.1, 0.2]),
+                                ot.tensor([1, 2]), ot.quint8)
+    tqs = torch.quantize_per_tensor([torch.tensor(x)] * 2, torch.tensor([0.1, 0.2]),
+                                    torch.tensor([1, 2]), torch.quint8)
+    for a, b in zip(ot.dequantize(qs), torch.dequantize(tqs)):
+        np.testing.assert_array_equal(_host(a), b.numpy())
+    moved = q.cpu()
+    assert moved.is_quantized and moved.device == ot.device("cpu")
+    np.testing.assert_array_equal(_host(moved.int_repr()), tq.int_repr().numpy())
+    np.testing.assert_array_equal(_host(q.clone().dequantize()), tq.dequantize().numpy())
+    e = ot.empty_quantized([3, 2], q)
+    te = torch._empty_affine_quantized([3, 2], scale=tq.q_scale(), zero_point=4,
+                                       dtype=torch.qint8)
+    assert e.shape == tuple(te.shape) and e.dtype is ot.qint8 and e.q_scale() == te.q_scale()
+
+
+@pytest.mark.parametrize("reduce_range", [False, True])
+def test_dynamic_matches_torch(device, reduce_range):
+    for x in (_data((7, 5), seed=1), np.abs(_data((4,), seed=2)) + 1.0):
+        for od, td in QDTYPES[:2]:
+            q = ot.quantize_per_tensor_dynamic(ot.tensor(x, device=device), od, reduce_range)
+            tq = torch.quantize_per_tensor_dynamic(torch.tensor(x), td, reduce_range)
+            assert q.q_scale() == tq.q_scale() and q.q_zero_point() == tq.q_zero_point()
+            np.testing.assert_array_equal(_host(q.int_repr()), tq.int_repr().numpy())
+
+
+def _grads(f_ot, f_t, x, device):
+    a = ot.tensor(x, device=device, requires_grad=True)
+    b = torch.tensor(x, requires_grad=True)
+    ya, yb = f_ot(a), f_t(b)
+    np.testing.assert_array_equal(_host(ya.detach()), yb.detach().numpy())
+    w = np.random.RandomState(3).randn(*x.shape).astype(np.float32)
+    (ya * ot.tensor(w, device=device)).sum().backward()
+    (yb * torch.tensor(w)).sum().backward()
+    np.testing.assert_array_equal(_host(a.grad), b.grad.numpy())
+
+
+def test_fake_quantize_values_and_grad(device):
+    x = _data((6, 4), seed=4)
+    _grads(lambda a: ot.fake_quantize_per_tensor_affine(a, 0.04, 5, 0, 127),
+           lambda b: torch.fake_quantize_per_tensor_affine(b, 0.04, 5, 0, 127), x, device)
+    s, z = np.array([0.02, 0.05, 0.1, 0.01], np.float32), np.array([0, 3, -2, 1], np.int32)
+    _grads(lambda a: ot.fake_quantize_per_channel_affine(
+               a, ot.tensor(s, device=device), ot.tensor(z, device=device), 1, -20, 20),
+           lambda b: torch.fake_quantize_per_channel_affine(
+               b, torch.tensor(s), torch.tensor(z), 1, -20, 20), x, device)
+    zf = z.astype(np.float32) + 0.25  # float zero points (torch's float qparams)
+    _grads(lambda a: ot.fake_quantize_per_channel_affine(
+               a, ot.tensor(s, device=device), ot.tensor(zf, device=device), 1, 0, 40),
+           lambda b: torch.fake_quantize_per_channel_affine(
+               b, torch.tensor(s), torch.tensor(zf), 1, 0, 40), x, device)
+
+
+def _raises_like(f_ot, f_t):
+    with pytest.raises(Exception) as theirs:
+        f_t()
+    with pytest.raises(type(theirs.value)) as ours:
+        f_ot()
+    return str(ours.value)
+
+
+def test_bad_inputs(device):
+    x = ot.tensor(_data((4, 3)), device=device)
+    t = torch.tensor(_data((4, 3)))
+    msg = _raises_like(lambda: ot.quantize_per_tensor(ot.arange(3, device=device), 0.1, 1,
+                                                      ot.quint8),
+                       lambda: torch.quantize_per_tensor(torch.arange(3), 0.1, 1, torch.quint8))
+    assert "Float Tensor, got Long" in msg
+    assert "above upper bound" in _raises_like(
+        lambda: ot.quantize_per_tensor(x, 0.1, 300, ot.quint8),
+        lambda: torch.quantize_per_tensor(t, 0.1, 300, torch.quint8))
+    assert "Channel axis out of range" in _raises_like(
+        lambda: ot.quantize_per_channel(x, ot.ones(3), ot.zeros(3, dtype=ot.int64), 2, ot.qint8),
+        lambda: torch.quantize_per_channel(t, torch.ones(3), torch.zeros(3, dtype=torch.long),
+                                           2, torch.qint8))
+    assert "length of scales" in _raises_like(
+        lambda: ot.quantize_per_channel(x, ot.ones(2), ot.zeros(2, dtype=ot.int64), 1, ot.qint8),
+        lambda: torch.quantize_per_channel(t, torch.ones(2), torch.zeros(2, dtype=torch.long),
+                                           1, torch.qint8))
+    assert "below lower bound" in _raises_like(
+        lambda: ot.quantize_per_channel(x, ot.ones(3), -ot.ones(3, dtype=ot.int64), 1, ot.quint8),
+        lambda: torch.quantize_per_channel(t, torch.ones(3), -torch.ones(3, dtype=torch.long),
+                                           1, torch.quint8))
+    _raises_like(lambda: ot.quantize_per_tensor(x, 0.1, 1, ot.float32),
+                 lambda: torch.quantize_per_tensor(t, 0.1, 1, torch.float32))
+    _raises_like(lambda: x.int_repr(), lambda: t.int_repr())
+    _raises_like(lambda: x.q_scale(), lambda: t.q_scale())
+    q = ot.quantize_per_tensor(x, 0.1, 1, ot.quint8)
+    tq = torch.quantize_per_tensor(t, 0.1, 1, torch.quint8)
+    _raises_like(lambda: q.q_per_channel_scales(), lambda: tq.q_per_channel_scales())
+    for op in (lambda: q + 1, lambda: q.exp(), lambda: q.sum(), lambda: q[0]):
+        with pytest.raises((RuntimeError, TypeError), match="dequantize"):
+            op()
+    with pytest.raises(RuntimeError, match="floating point"):
+        q.requires_grad_()
+    assert x.dequantize() is x and not x.is_quantized
+    _raises_like(lambda: ot.fake_quantize_per_tensor_affine(x, 0.1, 1, 10, 5),
+                 lambda: torch.fake_quantize_per_tensor_affine(t, 0.1, 1, 10, 5))
+    _raises_like(lambda: ot.fake_quantize_per_tensor_affine(x, 0.1, 300, 0, 255),
+                 lambda: torch.fake_quantize_per_tensor_affine(t, 0.1, 300, 0, 255))
+    assert "Zero-point must be Int32" in _raises_like(
+        lambda: ot.fake_quantize_per_channel_affine(x, ot.ones(3), ot.zeros(3, dtype=ot.int64),
+                                                    1, 0, 255),
+        lambda: torch.fake_quantize_per_channel_affine(
+            t, torch.ones(3), torch.zeros(3, dtype=torch.long), 1, 0, 255))
+    for axis in (-1, 2):
+        _raises_like(lambda ax=axis: ot.fake_quantize_per_channel_affine(
+                         x, ot.ones(3), ot.zeros(3, dtype=ot.int32), ax, 0, 255),
+                     lambda ax=axis: torch.fake_quantize_per_channel_affine(
+                         t, torch.ones(3), torch.zeros(3, dtype=torch.int32), ax, 0, 255))
+    with pytest.raises(Exception, match="quantized"):
+        ot.zeros(3, dtype=ot.qint8)

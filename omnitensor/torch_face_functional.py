@@ -380,4 +380,6 @@ def names() -> dict[str, Any]:
     out.update({name: getattr(F, name) for name in AGREEING})
     g = globals()
     out.update({name: g[name] for name in SPECIAL})
+    from .nn.functional import batch_norm_kernels  # SyncBatchNorm's kernels: torch.* only
+    out.update({name: getattr(batch_norm_kernels, name) for name in batch_norm_kernels.__all__})
     return out

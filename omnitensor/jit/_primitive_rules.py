@@ -14,6 +14,7 @@ import numpy as np
 
 from ..backends.base import BINARY, PREDICATES, REDUCTIONS, UNARY
 from ..compiler.ir import Node, Value
+from ..kernels.primitives import PRIMITIVES, where
 from ._program import INFO, fits, is_int, numel
 
 if TYPE_CHECKING:
@@ -21,13 +22,11 @@ if TYPE_CHECKING:
 
 __all__ = ["RULES", "EXTRA_KWARGS", "OUT_OK", "VIEWS", "INFO", "is_int", "numel", "fits"]
 
-_FLOAT_ONLY = frozenset((
-    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "asin",
-    "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc",
-    "reciprocal", "divide", "atan2", "hypot", "logaddexp", "copysign", "nextafter"))
-_INT_ONLY = frozenset(("bitwise_invert", "bitwise_and", "bitwise_or", "bitwise_xor",
-                       "bitwise_left_shift", "bitwise_right_shift"))
-_TO_REAL = frozenset(("abs", "real", "imag"))
+#: floating-point and integer functions: the primitives whose C kinds (their rows of
+#: ``kernels/primitives.py``) hold no integer, or no floating, kind
+_FLOAT_ONLY = frozenset(p.name for p in PRIMITIVES if not p.hook and set(p.kinds) <= set("fc"))
+_INT_ONLY = frozenset(p.name for p in PRIMITIVES if not p.hook and set(p.kinds) <= set("biu"))
+_TO_REAL = where(out="real")
 VIEWS = frozenset(("reshape", "permute", "broadcast_to", "index", "flip", "diagonal",
                     "contiguous"))
 

@@ -48,13 +48,12 @@ _STORAGES = {"DoubleStorage": "float64", "FloatStorage": "float32", "HalfStorage
              "ComplexFloatStorage": "complex64"}
 _STORAGE_OF = {v: k for k, v in _STORAGES.items()}
 _UNSUPPORTED = {
-    "_rebuild_qtensor": "a quantized tensor", "_rebuild_sparse_tensor": "a sparse tensor",
+    "_rebuild_sparse_tensor": "a sparse tensor",
     "_rebuild_nested_tensor": "a nested tensor",
     "_rebuild_meta_tensor_no_storage": "a meta tensor (no data)",
     "_rebuild_wrapper_subclass": "a tensor subclass without storage (a fake or meta tensor)",
-    "QInt8Storage": "a quantized tensor", "QInt32Storage": "a quantized tensor",
-    "QUInt8Storage": "a quantized tensor", "QUInt4x2Storage": "a quantized tensor",
-    "QUInt2x4Storage": "a quantized tensor"}
+    "QUInt4x2Storage": "a sub-byte quantized tensor",
+    "QUInt2x4Storage": "a sub-byte quantized tensor"}
 _FACTORIES = (list, dict, set, frozenset, int, float, tuple, str, bytes, OrderedDict)
 
 
@@ -248,6 +247,8 @@ def allowed_globals(ctx: LoadContext) -> dict[str, tuple[str, Any]]:
     for path in ("torch.UntypedStorage", "torch.storage.UntypedStorage",
                  "torch.storage._UntypedStorage", "torch.cuda.UntypedStorage"):
         table[path] = (VALUE, StorageType("UntypedStorage", None))
+    from .quantized import quantized_globals  # _rebuild_qtensor, QInt8Storage...
+    table.update(quantized_globals(ctx, CALL, VALUE))
     return table
 
 

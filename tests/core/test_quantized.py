@@ -176,3 +176,24 @@ def test_bad_inputs(device):
                          t, torch.ones(3), torch.zeros(3, dtype=torch.int32), ax, 0, 255))
     with pytest.raises(Exception, match="quantized"):
         ot.zeros(3, dtype=ot.qint8)
+
+
+def test_torch_checkpoint_with_quantized_tensors(device, tmp_path):
+    x = torch.tensor(_data((3, 4)))
+    q = torch.quantize_per_tensor(x, 0.1, 3, torch.quint8)
+    p = torch.quantize_per_channel(x, torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64),
+                                   torch.tensor([1, 2, 3, 4]), 1, torch.qint8)
+    state = {"linear.weight": p, "linear.bias": torch.randn(3), "act": q, "act_rows": q[1:]}
+    path = tmp_path / "q.pt"
+    torch.save(state, path)
+    for weights_only in (True, False):
+        got = ot.load(path, map_location=device, weights_only=weights_only)
+        for k in ("linear.weight", "act", "act_rows"):
+            assert got[k].is_quantized and got[k].device == ot.device(device)
+            np.testing.assert_array_equal(_host(got[k].dequantize()),
+                                          state[k].dequantize().numpy())
+            np.testing.assert_array_equal(_host(got[k].int_repr()),
+                                          state[k].int_repr().numpy())
+        assert got["act"].q_scale() == 0.1 and got["act"].q_zero_point() == 3
+        assert got["linear.weight"].q_per_channel_axis() == 1
+        np.testing.assert_array_equal(_host(got["linear.bias"]), state["linear.bias"].numpy())

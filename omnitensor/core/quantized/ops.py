@@ -199,7 +199,7 @@ def dequantize(input: Any) -> Any:  # noqa: A002
             return (v - float(input._zero_point)) * float(_dt.float32.np.type(input._scale))
         ax, nd = input._axis, input.ndim  # torch: per channel in float64, then rounded
         z = _channel_view(input._zero_points, ax, nd)  # type: ignore[arg-type]
-        s = _channel_view(input._scales, ax, nd)  # type: ignore[arg-type]
+        s = _channel_view(input._scales, ax, nd)
         return ((input._int.to(_dt.float64) - z) * s).to(_dt.float32)
 
 

@@ -24,6 +24,7 @@ import functools
 import threading
 from typing import Any
 
+from ..kernels import primitives as _primitives
 from . import dtypes as _dt
 from .grad_mode import _mode
 from .tensor import Tensor
@@ -74,9 +75,9 @@ LOWER_GPU = frozenset({
     "linalg_vecdot", "linear", "addbmm", "baddbmm", "bmm", "chain_matmul", "multi_dot",
     "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell",
     "scaled_dot_product_attention"})
-FP32_GPU = frozenset({
-    "acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2", "log1p",
-    "reciprocal", "rsqrt", "sinh", "tan", "pow", "softplus", "layer_norm", "group_norm",
+#: (the primitives among them are marked in their rows of kernels/primitives.py)
+FP32_GPU = _primitives.where(autocast=_primitives.FP32) | frozenset({
+    "erfinv", "softplus", "layer_norm", "group_norm",
     "norm", "frobenius_norm", "nuclear_norm", "cosine_similarity", "poisson_nll_loss",
     "cosine_embedding_loss", "nll_loss", "hinge_embedding_loss", "kl_div", "l1_loss",
     "smooth_l1_loss", "huber_loss", "mse_loss", "margin_ranking_loss",

@@ -15,6 +15,8 @@ Each row (:class:`Primitive`) holds what every consumer needs to know of one pri
   starting with ``"none: "`` giving the reason it is not exported;
 - ``fuse``: which fused-kernel class it belongs to (``compiler/fusion/table.py``), or
   :data:`NOT_FUSED`;
+- ``autocast``: :data:`FP32` where torch's CUDA autocast runs it in float32
+  (``core/autocast_state.py``' ``FP32_GPU``), else ``""``;
 - ``out``: ``same``, ``bool`` (predicates) or ``real`` (abs/real/imag of complex);
 - ``sign_agnostic``: integer results do not depend on signedness (two's complement), so int*
   operands run the uint* kernel of the same width; ``no_half``: float16 would be wrong
@@ -44,6 +46,8 @@ HOOK = "none: an optional backend hook, recorded as hook:<name>; export refuses 
 #: comparisons on any real dtype, logical ops on bools
 MATH, PREDICATE, COMPARISON, LOGICAL = "math", "predicate", "comparison", "logical"
 NOT_FUSED = ""
+#: ``autocast`` of a primitive torch's CUDA autocast computes in float32
+FP32 = "fp32"
 FUSION_CLASSES = (MATH, PREDICATE, COMPARISON, LOGICAL)
 #: the eager kernels' program families
 FAMILIES = ("arith", "compare", "int", "math")
@@ -63,6 +67,7 @@ class Primitive:
     onnx: str
     numba_kinds: str = "f"
     fuse: str = NOT_FUSED
+    autocast: str = ""
     out: str = "same"
     sign_agnostic: bool = False
     no_half: bool = False
@@ -113,22 +118,22 @@ PRIMITIVES: tuple[Primitive, ...] = (
        "f": "sign_{K}(x)", "c": "{K}_sign(x)"}, numba="np.sign(x)", numba_kinds="iuf", onnx="Sign",
        fuse=MATH),
     _P("reciprocal", 1, "arith", c={"f": "({T})1 / x", "c": "{K}_div({V}(1, 0), x)"},
-       numba="{T}(1) / x", onnx="Reciprocal", fuse=MATH),
+       numba="{T}(1) / x", onnx="Reciprocal", fuse=MATH, autocast=FP32),
     _P("exp", 1, "arith", c={"f": "exp(x)", "c": "{K}_exp(x)"}, numba="np.exp(x)", onnx="Exp",
-       fuse=MATH),
+       fuse=MATH, autocast=FP32),
     _P("log", 1, "arith", c={"f": "log(x)", "c": "{K}_log(x)"}, numba="np.log(x)", onnx="Log",
-       fuse=MATH),
+       fuse=MATH, autocast=FP32),
     _P("sqrt", 1, "arith", c={"f": "sqrt(x)", "c": "{K}_sqrt(x)"}, numba="np.sqrt(x)", onnx="Sqrt",
        fuse=MATH),
     _P("rsqrt", 1, "arith", c={"f": "rsqrt(x)", "c": "{K}_div({V}(1, 0), {K}_sqrt(x))"},
-       numba="{T}(1) / np.sqrt(x)", onnx=HOOK, hook=True),
+       numba="{T}(1) / np.sqrt(x)", onnx=HOOK, autocast=FP32, hook=True),
     _P("sigmoid", 1, "arith", c={"f": "({T})1 / (({T})1 + exp(-x))",
        "c": "{K}_div({V}(1, 0), {V}(1, 0) + {K}_exp(-x))"}, numba="{T}(1) / ({T}(1) + np.exp(-x))",
        onnx=HOOK, fuse=MATH, hook=True),
     _P("tanh", 1, "arith", c={"f": "tanh(x)", "c": "{K}_tanh(x)"}, numba="np.tanh(x)", onnx="Tanh",
        fuse=MATH),
     _P("pow", 2, "arith", c={"i": "ipow_{K}(a, b)", "u": "ipow_{K}(a, b)", "f": "pow(a, b)",
-       "c": "{K}_pow(a, b)"}, numba="np.power(a, b)", onnx="Pow", fuse=MATH),
+       "c": "{K}_pow(a, b)"}, numba="np.power(a, b)", onnx="Pow", fuse=MATH, autocast=FP32),
     _P("conj", 1, "arith", c={"b": "x", "i": "x", "u": "x", "f": "x", "c": "{V}(x.x, -x.y)"},
        numba="x", numba_kinds="biuf", onnx=ALIAS, sign_agnostic=True),
     _P("real", 1, "arith", c={"b": "x", "i": "x", "u": "x", "f": "x", "c": "x.x"}, numba="x",
@@ -206,25 +211,25 @@ PRIMITIVES: tuple[Primitive, ...] = (
     _P("erf", 1, "math", c=_all("f", "erf(x)"), numba="math.erf(x)", onnx="Erf"),
     _P("erfc", 1, "math", c=_all("f", "erfc(x)"), numba="math.erfc(x)", onnx=DECOMPOSED),
     _P("expm1", 1, "math", c={"f": "expm1(x)", "c": "{K}_expm1(x)"}, numba="np.expm1(x)",
-       onnx=DECOMPOSED, fuse=MATH),
+       onnx=DECOMPOSED, fuse=MATH, autocast=FP32),
     _P("log1p", 1, "math", c={"f": "log1p(x)", "c": "{K}_log1p(x)"}, numba="np.log1p(x)",
-       onnx=DECOMPOSED, fuse=MATH),
+       onnx=DECOMPOSED, fuse=MATH, autocast=FP32),
     _P("sin", 1, "math", c={"f": "sin(x)", "c": "{K}_sin(x)"}, numba="np.sin(x)", onnx="Sin",
        fuse=MATH),
     _P("cos", 1, "math", c={"f": "cos(x)", "c": "{K}_cos(x)"}, numba="np.cos(x)", onnx="Cos",
        fuse=MATH),
     _P("tan", 1, "math", c={"f": "tan(x)", "c": "{K}_tan(x)"}, numba="np.tan(x)", onnx="Tan",
-       fuse=MATH),
+       fuse=MATH, autocast=FP32),
     _P("asin", 1, "math", c={"f": "asin(x)", "c": "{K}_asin(x)"}, numba="np.arcsin(x)",
-       onnx="Asin"),
+       onnx="Asin", autocast=FP32),
     _P("acos", 1, "math", c={"f": "acos(x)", "c": "{K}_acos(x)"}, numba="np.arccos(x)",
-       onnx="Acos"),
+       onnx="Acos", autocast=FP32),
     _P("atan", 1, "math", c={"f": "atan(x)", "c": "{K}_atan(x)"}, numba="np.arctan(x)",
        onnx="Atan"),
     _P("sinh", 1, "math", c={"f": "sinh(x)", "c": "{K}_sinh(x)"}, numba="np.sinh(x)", onnx="Sinh",
-       fuse=MATH),
+       fuse=MATH, autocast=FP32),
     _P("cosh", 1, "math", c={"f": "cosh(x)", "c": "{K}_cosh(x)"}, numba="np.cosh(x)", onnx="Cosh",
-       fuse=MATH),
+       fuse=MATH, autocast=FP32),
     _P("asinh", 1, "math", c={"f": "asinh(x)", "c": "{K}_asinh(x)"}, numba="np.arcsinh(x)",
        onnx="Asinh"),
     _P("acosh", 1, "math", c={"f": "acosh(x)", "c": "{K}_acosh(x)"}, numba="np.arccosh(x)",
@@ -233,10 +238,10 @@ PRIMITIVES: tuple[Primitive, ...] = (
        onnx="Atanh"),
     _P("log2", 1, "math", c={"f": "log2(x)",
        "c": "({RS})1.442695040888963407359924681001892137 * {K}_log(x)"}, numba="np.log2(x)",
-       onnx=DECOMPOSED, fuse=MATH),
+       onnx=DECOMPOSED, fuse=MATH, autocast=FP32),
     _P("log10", 1, "math", c={"f": "log10(x)",
        "c": "({RS})0.434294481903251827651128918916605082 * {K}_log(x)"}, numba="np.log10(x)",
-       onnx=DECOMPOSED, fuse=MATH),
+       onnx=DECOMPOSED, fuse=MATH, autocast=FP32),
     _P("atan2", 2, "math", c=_all("f", "atan2(a, b)"), numba="np.arctan2(a, b)", onnx=NO_ONNX),
     _P("hypot", 2, "math", c=_all("f", "hypot(a, b)"), numba="np.hypot(a, b)", onnx=DECOMPOSED),
     _P("logaddexp", 2, "math", c=_all("f", "logaddexp_{K}(a, b)"), numba="np.logaddexp(a, b)",

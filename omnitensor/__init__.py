@@ -87,6 +87,8 @@ from .core.ops.linalg_ops import (bmm, dot, einsum, ger, inner, matmul, mm, mv, 
                                   tensordot, vdot, vecdot)
 from .core.ops.conversion import astype
 from .core.ops.storage import TypedStorage, UntypedStorage, as_strided
+from .core.legacy_storage import LEGACY_STORAGES as _LEGACY_STORAGES
+globals().update(_LEGACY_STORAGES)  # torch.FloatStorage, LongStorage... (legacy classes)
 from .core.ops.linalg_torch import (chain_matmul, cholesky, cholesky_inverse, cholesky_solve,
                                     eig, geqrf, lstsq, lu, lu_solve, lu_unpack, matrix_rank,
                                     orgqr, ormqr, pca_lowrank, qr, svd, svd_lowrank, symeig,
@@ -265,6 +267,9 @@ _WINDOWS = {"hann_window", "hamming_window", "blackman_window", "bartlett_window
 _LAZY.add("signal")
 _LAZY.add("sparse")  # torch.sparse
 _LAZY.add("masked")  # torch.masked
+# torch.quantized_max_pool2d & co.: ops on quantized tensors, in omnitensor.nn.functional
+_QUANTIZED_NN = {"quantized_max_pool1d", "quantized_max_pool2d", "quantized_max_pool3d",
+                 "quantized_batch_norm"}
 
 
 def __getattr__(name: str) -> _Any:
@@ -280,6 +285,9 @@ def __getattr__(name: str) -> _Any:
     if name in _WINDOWS:
         from .signal import windows
         return getattr(windows, name)
+    if name in _QUANTIZED_NN:
+        from .nn.functional import quantized
+        return getattr(quantized, name)
     if name == "compile":  # torch.compile: capture and replay (omnitensor/compiler/)
         from .compiler import compile
         return compile

@@ -197,3 +197,37 @@ def test_torch_checkpoint_with_quantized_tensors(device, tmp_path):
         assert got["act"].q_scale() == 0.1 and got["act"].q_zero_point() == 3
         assert got["linear.weight"].q_per_channel_axis() == 1
         np.testing.assert_array_equal(_host(got["linear.bias"]), state["linear.bias"].numpy())
+
+
+def test_quantized_pools_and_batch_norm(device):
+    x = np.random.RandomState(5).randn(2, 3, 6, 5).astype(np.float32)
+    q = ot.quantize_per_tensor(ot.tensor(x, device=device), 0.05, 128, ot.quint8)
+    tq = torch.quantize_per_tensor(torch.tensor(x), 0.05, 128, torch.quint8)
+
+    def same(a, b):
+        assert a.is_quantized and a.dtype.name == str(b.dtype).split(".")[1]
+        assert a.q_scale() == b.q_scale() and a.q_zero_point() == b.q_zero_point()
+        np.testing.assert_array_equal(_host(a.int_repr()), b.int_repr().numpy())
+
+    same(ot.quantized_max_pool2d(q, [2, 2], [], [0, 0], [1, 1], False),
+         torch.quantized_max_pool2d(tq, [2, 2], [], [0, 0], [1, 1], False))
+    same(ot.quantized_max_pool2d(q, [3, 2], [2, 1], [1, 1], [1, 1], True),
+         torch.quantized_max_pool2d(tq, [3, 2], [2, 1], [1, 1], [1, 1], True))
+    q1 = ot.quantize_per_tensor(ot.tensor(x[0].reshape(3, 30), device=device), 0.05, 0,
+                                ot.qint8)
+    tq1 = torch.quantize_per_tensor(torch.tensor(x[0].reshape(3, 30)), 0.05, 0, torch.qint8)
+    same(ot.quantized_max_pool1d(q1, [3], [2]), torch.quantized_max_pool1d(tq1, [3], [2]))
+    x3 = x.reshape(1, 2, 3, 5, 6)
+    q3 = ot.quantize_per_tensor(ot.tensor(x3, device=device), 0.05, 128, ot.quint8)
+    tq3 = torch.quantize_per_tensor(torch.tensor(x3), 0.05, 128, torch.quint8)
+    same(ot.quantized_max_pool3d(q3, [2, 2, 2], [1, 2, 1], [1, 1, 0]),
+         torch.quantized_max_pool3d(tq3, [2, 2, 2], [1, 2, 1], [1, 1, 0]))
+    w, b, m, v = [np.random.RandomState(i).rand(3).astype(np.float32) + 0.5 for i in range(4)]
+    same(ot.quantized_batch_norm(q, *map(ot.tensor, (w, b, m, v)), 1e-5, 0.07, 100),
+         torch.quantized_batch_norm(tq, *map(torch.tensor, (w, b, m, v)), 1e-5, 0.07, 100))
+    _raises_like(lambda: ot.quantized_batch_norm(q, None, ot.tensor(b), ot.tensor(m),
+                                                 ot.tensor(v), 1e-5, 0.07, 100),
+                 lambda: torch.quantized_batch_norm(tq, None, torch.tensor(b), torch.tensor(m),
+                                                    torch.tensor(v), 1e-5, 0.07, 100))
+    with pytest.raises(RuntimeError, match="quantized"):
+        ot.quantized_max_pool2d(ot.tensor(x, device=device), [2, 2])

@@ -196,10 +196,13 @@ def stale(result: dict[str, list[Name]], entries: dict[str, str]) -> list[str]:
 #: names out of omnitensor's scope by design, and why (first match wins); everything else
 #: that is absent is a gap to close
 CATEGORIES: tuple[tuple[str, str], ...] = (
-    (r"\.(q_\w+|qscheme|int_repr|dequantize|quantize\w*|quantized\w*|fake_quantize\w*|"
-     r"choose_qparams\w*|fused_moving_avg_obs_fake_quant|qint\d+|quint\w+|fbgemm_\w+|"
-     r"empty_quantized)$|^torch\.nn\.(qat|quantizable|quantized|intrinsic)$",
-     "quantized tensors (torch.ao) are not supported: no backend holds quantized data"),
+    (r"\.fbgemm_\w+$",
+     "FBGEMM's packed-weight entry points (an x86 library's private format): omnitensor's "
+     "quantized tensors (docs/quantized.md) hold plain integers on every device"),
+    (r"\.(quantized_\w+_cell|choose_qparams\w*|fused_moving_avg_obs_fake_quant)$"
+     r"|^torch\.nn\.(qat|quantizable|quantized|intrinsic)$",
+     "quantized tensors (docs/quantized.md) exist, but this op on them is not implemented "
+     "yet"),
     (r"\.(cudnn_\w+|miopen_\w+|mkldnn_\w+|to_mkldnn|is_vulkan_available)$",
      "a vendor library's private entry point (cuDNN, MIOpen, oneDNN): omnitensor's backends "
      "choose their own libraries behind the public ops"),

@@ -422,7 +422,9 @@ def _bind_methods() -> None:
     from .ops import storage
     T.storage_offset, T.as_strided = storage.storage_offset, storage.as_strided
     T.untyped_storage, T.storage = storage.untyped_storage, storage.typed_storage
-    T.is_set_to = storage.is_set_to
+    T.is_set_to, T.set_ = storage.is_set_to, storage.set_
+    from .legacy_storage import storage_type
+    T.storage_type = storage_type  # torch.FloatStorage & co. (core/legacy_storage.py)
     from .ops import linalg_factor, linalg_torch
     for name in ("svd", "qr", "cholesky", "cholesky_solve", "cholesky_inverse", "lu",
                  "lu_solve", "triangular_solve", "geqrf", "orgqr", "ormqr"):

@@ -1401,6 +1401,14 @@ class Tensor:
     def select_scatter(self, src: Tensor, dim: _int, index: _int) -> Tensor:
         """``input`` with ``input.select(dim, index)`` replaced by ``src``."""
         ...
+    def set_(self, source: Any = None, storage_offset: _int = 0, size: Any = None, stride: Any = None) -> Tensor:
+        """torch's ``Tensor.set_``: make ``self`` alias ``source`` (a tensor: its storage, offset,
+        size and stride; a storage: its elements from ``storage_offset`` with ``size`` and
+        ``stride``, contiguous by default), or an empty tensor with no argument. Writes through
+        either are seen by the other. The elements must lie inside the storage (torch would
+        grow it), and the dtype must be ``self``'s.
+        """
+        ...
     def sgn(self) -> Tensor:
         """torch.sgn: the sign for real tensors (0 at NaN, where the Array API's ``sign``
         gives NaN), ``x / |x|`` (0 at 0) for complex ones.
@@ -1493,6 +1501,11 @@ class Tensor:
     def storage(self) -> Any: ...
     def storage_offset(self) -> _int:
         """The offset, in elements, of ``x``'s first element in its storage (torch's)."""
+        ...
+    def storage_type(self) -> Any:
+        """The legacy storage class of this tensor's dtype (``torch.FloatStorage`` for a cpu
+        float32 tensor); None for a dtype or device torch has none for.
+        """
         ...
     def stride(self, dim: _int | None = None) -> Any:
         """Strides in elements, as torch."""

@@ -105,13 +105,43 @@ def _as_strided_backward(node: Any, g: Tensor) -> tuple:
     return (store[src.reshape(-1)].reshape(src_shape),)
 
 
+def _storage_owner(args: tuple, dtype: Any, device: Any, what: str) -> Tensor:
+    """The root tensor a new storage owns: ``()`` (empty), ``(size,)`` (zeros: torch leaves
+    them uninitialized) or ``(sequence,)``, of ``dtype`` on ``device``."""
+    from .creation import tensor, zeros
+    if len(args) > 1:
+        raise TypeError(f"{what}() takes at most one positional argument (a size or a "
+                        f"sequence of data), got {len(args)}")
+    if not args:
+        return zeros(0, dtype=dtype, device=device)
+    arg = args[0]
+    if isinstance(arg, int) and not isinstance(arg, bool):
+        if arg < 0:
+            raise ValueError(f"{what}(size): size must be non-negative, got {arg}")
+        return zeros(arg, dtype=dtype, device=device)
+    if isinstance(arg, (list, tuple, range)):
+        return tensor(list(arg), dtype=dtype, device=device).reshape(-1)
+    raise TypeError(f"{what}() takes a size (int) or a sequence of data, got "
+                    f"{type(arg).__name__}")
+
+
 class UntypedStorage:
     """The bytes a tensor's storage holds (``x.untyped_storage()``): its size, address and
     device, as torch reports them. Two tensors share memory exactly when their storages'
-    ``data_ptr()`` are equal."""
+    ``data_ptr()`` are equal. ``UntypedStorage(size)`` / ``UntypedStorage(bytes_seq)`` make
+    a new one of uint8 elements."""
 
-    def __init__(self, owner: Tensor) -> None:
-        self._owner = owner
+    _owner: Tensor
+
+    def __init__(self, *args: Any, device: Any = None) -> None:
+        self._owner = _storage_owner(args, _dt.uint8, device, "UntypedStorage")
+
+    @classmethod
+    def _of(cls, owner: Tensor) -> Any:
+        """The storage of the root tensor ``owner`` (no copy)."""
+        out = cls.__new__(cls)
+        out._owner = owner
+        return out
 
     @property
     def device(self) -> Any:
@@ -150,7 +180,35 @@ class UntypedStorage:
 
 class TypedStorage(UntypedStorage):
     """torch's (deprecated but still used) ``x.storage()``: the storage as elements of the
-    tensor's dtype."""
+    tensor's dtype. ``TypedStorage(size_or_data, dtype=, device=)`` makes a new one;
+    ``TypedStorage(wrap_storage=untyped, dtype=)`` views an untyped storage's memory (of
+    that dtype: reinterpreting other bytes, torch's view(dtype), is not supported)."""
+
+    def __init__(self, *args: Any, device: Any = None, dtype: Any = None,
+                 wrap_storage: Any = None, _internal: bool = False) -> None:
+        if wrap_storage is None:
+            d = _dt.get_default_dtype() if dtype is None else _dt.as_dtype(dtype)
+            self._owner = _storage_owner(args, d, device, "TypedStorage")
+            return
+        if args:
+            raise TypeError("TypedStorage: no positional arguments should be given when "
+                            "using 'wrap_storage'")
+        if device is not None:
+            raise TypeError("TypedStorage: argument 'device' should not be specified when "
+                            "'wrap_storage' is given")
+        if dtype is None:
+            raise TypeError("TypedStorage: argument 'dtype' must be specified with "
+                            "'wrap_storage'")
+        if type(wrap_storage) is not UntypedStorage:
+            raise TypeError(f"TypedStorage: argument 'wrap_storage' must be UntypedStorage, "
+                            f"but got {type(wrap_storage).__name__}")
+        d, owner = _dt.as_dtype(dtype), wrap_storage._owner
+        if owner.dtype is not d:
+            raise TypeError(
+                f"TypedStorage(wrap_storage=..., dtype={d.name}): this storage holds "
+                f"{owner.dtype.name} elements; reinterpreting its bytes as {d.name} "
+                f"(torch's view(dtype)) is not supported by omnitensor")
+        self._owner = owner
 
     @property
     def dtype(self) -> Any:
@@ -165,7 +223,7 @@ class TypedStorage(UntypedStorage):
         return self._owner.element_size()
 
     def untyped(self) -> UntypedStorage:
-        return UntypedStorage(self._owner)
+        return UntypedStorage._of(self._owner)
 
     _untyped_storage = property(untyped)
 
@@ -176,17 +234,20 @@ class TypedStorage(UntypedStorage):
         flat = self._owner.reshape(-1)[i]
         return flat.item() if flat.ndim == 0 else flat.tolist()
 
+    def __setitem__(self, i: Any, value: Any) -> None:
+        self._owner.reshape(-1)[i] = value  # the owner is contiguous: reshape is a view
+
     def __repr__(self) -> str:
         return (f" {self.tolist()[:16]}\n[omnitensor.TypedStorage(dtype={self.dtype}, "
                 f"device={self.device}) of size {self.size()}]")
 
 
 def untyped_storage(self: Tensor) -> UntypedStorage:
-    return UntypedStorage(_root(self))
+    return UntypedStorage._of(_root(self))
 
 
 def typed_storage(self: Tensor) -> TypedStorage:
-    return TypedStorage(_root(self))
+    return TypedStorage._of(_root(self))
 
 
 def is_set_to(self: Tensor, tensor: Tensor) -> bool:
@@ -194,3 +255,66 @@ def is_set_to(self: Tensor, tensor: Tensor) -> bool:
     return (_root(self) is _root(tensor) and self.shape == tensor.shape
             and self.stride() == tensor.stride()
             and storage_offset(self) == storage_offset(tensor))
+
+
+def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(out))
+
+
+def _set_view(self: Tensor, source: Any, storage_offset: int, size: Any,
+              stride: Any) -> Tensor:
+    """The tensor ``self`` becomes in ``set_``: a view of ``source``'s root."""
+    if isinstance(source, Tensor):
+        if source.dtype is not self.dtype:
+            raise RuntimeError(f"Could not set tensor of type {source.dtype.name} to a tensor "
+                               f"of type {self.dtype.name}")
+        if size is None:
+            return source
+        root = _root(source)
+    else:
+        root = source._owner
+        if root.dtype is not self.dtype:
+            raise RuntimeError(
+                f"Expected a Storage of type {self.dtype.name} or an UntypedStorage of "
+                f"{self.dtype.name} elements, but got {root.dtype.name} elements (omnitensor "
+                f"does not reinterpret bytes as another dtype)")
+        if size is None:
+            size = (root.numel(),)
+    shape = _ints("set_", "size", size)
+    strides = _contiguous_strides(shape) if stride is None else _ints("set_", "stride", stride)
+    if root._device is not self._device:
+        raise RuntimeError(f"set_: the source is on {root._device}, the tensor on "
+                           f"{self._device}")
+    return as_strided(root._alias(), shape, strides, storage_offset)  # no history
+
+
+def set_(self: Tensor, source: Any = None, storage_offset: int = 0, size: Any = None,
+         stride: Any = None) -> Tensor:
+    """torch's ``Tensor.set_``: make ``self`` alias ``source`` (a tensor: its storage, offset,
+    size and stride; a storage: its elements from ``storage_offset`` with ``size`` and
+    ``stride``, contiguous by default), or an empty tensor with no argument. Writes through
+    either are seen by the other. The elements must lie inside the storage (torch would
+    grow it), and the dtype must be ``self``'s."""
+    if self.requires_grad and self.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if size is None and (storage_offset != 0 or stride is not None):
+        raise TypeError("set_(): storage_offset and stride need a size: expected set_(), "
+                        "set_(source) or set_(source, storage_offset, size, stride=None)")
+    if source is None:
+        from .creation import empty
+        view = empty(0, dtype=self.dtype, device=self.device)
+    elif isinstance(source, (Tensor, UntypedStorage)):
+        view = _set_view(self, source, storage_offset, size, stride)
+    else:
+        raise TypeError(f"set_(): source must be a Tensor or a storage, got "
+                        f"{type(source).__name__}")
+    root = _root(view)
+    self._data = view._data
+    self._base = None if root is self else root
+    self._bump_version()
+    return self

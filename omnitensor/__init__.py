@@ -288,6 +288,9 @@ def __getattr__(name: str) -> _Any:
     if name in _QUANTIZED_NN:
         from .nn.functional import quantized
         return getattr(quantized, name)
+    if name in ("fork", "wait"):  # torch.fork / torch.wait are torch.jit's
+        from .jit import _fork
+        return getattr(_fork, name)
     if name == "compile":  # torch.compile: capture and replay (omnitensor/compiler/)
         from .compiler import compile
         return compile

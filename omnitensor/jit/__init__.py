@@ -21,12 +21,14 @@ from typing import Any, Callable, Final  # torch.jit.Final
 from ._program import ProgramError
 from ._traced import (ScriptFunction, ScriptModule, TracedModule, TracingError, is_tracing,
                       script, trace)
+from ..futures import Future  # torch.jit.Future: what fork returns
+from ._fork import fork, wait
 from .serialize import load, save
 
 __all__ = ["script", "trace", "trace_module", "save", "load", "freeze",
            "optimize_for_inference", "ignore", "unused", "export", "is_scripting",
            "is_tracing", "Final", "ScriptModule", "ScriptFunction", "TracedModule",
-           "TracingError", "ProgramError", "annotate"]
+           "TracingError", "ProgramError", "annotate", "fork", "wait", "Future"]
 
 
 def trace_module(mod: Any, inputs: dict, **kwargs: Any) -> Any:

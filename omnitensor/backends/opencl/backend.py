@@ -19,7 +19,8 @@ import ml_dtypes
 import numpy as np
 import pyopencl as cl
 
-from ..base import BINARY, UNARY, Backend
+from ...kernels.primitives import names
+from ..base import Backend
 from . import array as A
 from . import device as D
 from . import elementwise as ew
@@ -60,9 +61,9 @@ class OpenCLBackend(Backend):
     def __init__(self) -> None:
         self._states: dict[int, D.DeviceState] = {}
         self._lock = threading.Lock()
-        for nm in UNARY + ("sigmoid", "rsqrt"):
+        for nm in names(1):  # the primitives and the sigmoid/rsqrt hooks: the op table's rows
             setattr(self, nm, Unary(nm))
-        for nm in BINARY:
+        for nm in names(2):
             setattr(self, nm, Binary(nm))
 
     # --------------------------------------------------------- identity, capability

@@ -1406,7 +1406,9 @@ class Tensor:
         size and stride; a storage: its elements from ``storage_offset`` with ``size`` and
         ``stride``, contiguous by default), or an empty tensor with no argument. Writes through
         either are seen by the other. The elements must lie inside the storage (torch would
-        grow it), and the dtype must be ``self``'s.
+        grow it), and the dtype must be ``self``'s. Views taken of ``self`` before it is set keep
+        their elements, but their ``storage_offset``/``is_set_to`` then answer against ``self``'s
+        new storage (a view knows its storage only as the tensor it was taken of).
         """
         ...
     def sgn(self) -> Tensor:

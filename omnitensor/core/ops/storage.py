@@ -298,7 +298,9 @@ def set_(self: Tensor, source: Any = None, storage_offset: int = 0, size: Any = 
     size and stride; a storage: its elements from ``storage_offset`` with ``size`` and
     ``stride``, contiguous by default), or an empty tensor with no argument. Writes through
     either are seen by the other. The elements must lie inside the storage (torch would
-    grow it), and the dtype must be ``self``'s."""
+    grow it), and the dtype must be ``self``'s. Views taken of ``self`` before it is set keep
+    their elements, but their ``storage_offset``/``is_set_to`` then answer against ``self``'s
+    new storage (a view knows its storage only as the tensor it was taken of)."""
     if self.requires_grad and self.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")

@@ -9,11 +9,12 @@ Nothing here compiles or launches: runtimes in ``omnitensor.backends`` do, and o
 This package imports only NumPy and the standard library (a layer between ``backends``
 and ``envvars``).
 
-Modules: :mod:`.ctype` (dtype -> C type facts), :mod:`.helpers` (NumPy-exact helper
-functions per type), :mod:`.ops` (the elementwise op table), :mod:`.scalar` (that table as
-an API for fused kernels; :mod:`.exprs` its C answers), :mod:`.elementwise`,
-:mod:`.reduce`, :mod:`.argreduce`, :mod:`.scan`, :mod:`.sort`, :mod:`.gemm`,
-:mod:`.indexing` and :mod:`.random` (the kernel families).
+Modules: :mod:`.primitives` (the primitive table: one row per elementwise primitive, which
+the rest of omnitensor reads), :mod:`.ctype` (dtype -> C type facts), :mod:`.helpers`
+(NumPy-exact helper functions per type), :mod:`.ops` (the elementwise op table's C
+templates), :mod:`.scalar` (that table as an API for fused kernels; :mod:`.exprs` its C
+answers), :mod:`.elementwise`, :mod:`.reduce`, :mod:`.argreduce`, :mod:`.scan`, :mod:`.sort`,
+:mod:`.gemm`, :mod:`.indexing` and :mod:`.random` (the kernel families).
 """
 from __future__ import annotations
 

@@ -11,8 +11,9 @@ A kind missing from a row means the backend does not compute that op for that ki
 dtype rules never ask for it).
 
 ``BOOL_OUT`` and ``REAL_OUT`` say the result dtype (bool for predicates, the real dtype for
-abs/real/imag of complex; else the operands'). ``FAMILY`` groups ops into programs: one program per (family, dtype) is built on
-first use, so a PoCL build (~0.2 s) covers several ops.
+abs/real/imag of complex; else the operands'). ``FAMILY`` groups ops into programs: one
+program per (family, dtype) is built on first use, so a PoCL build (~0.2 s) covers several
+ops.
 """
 from __future__ import annotations
 

@@ -60,6 +60,7 @@ LEGACY_STORAGES: dict[str, Any] = {
                                f"{d.name} elements."})
     for name, d in _STORAGE_DTYPES.items()}
 _BY_DTYPE = {cls.dtype: cls for cls in LEGACY_STORAGES.values()}
+LEGACY_STORAGES["Storage"] = LEGACY_STORAGES["FloatStorage"]  # torch.Storage is FloatStorage
 
 
 def storage_type(self: Tensor) -> Any:

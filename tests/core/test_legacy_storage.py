@@ -143,3 +143,13 @@ def test_set_empty_and_refusals(device):
         ot.zeros(2, requires_grad=True, device=device).set_(x)
     with pytest.raises(ot.ShapeError):  # torch would grow the storage
         ot.empty(0, device=device).set_(x.storage(), 0, (7,))
+
+
+def test_untyped_storage(device):
+    s, ts = ot.UntypedStorage(5, device=device), torch.UntypedStorage(5)
+    assert s.nbytes() == ts.nbytes() == s.size() == 5
+    assert ot.UntypedStorage([1, 2, 255]).tolist() == torch.UntypedStorage([1, 2, 255]).tolist()
+    x, tx = ot.arange(3, dtype=ot.int32, device=device), torch.arange(3, dtype=torch.int32)
+    assert x.untyped_storage().tolist() == tx.untyped_storage().tolist()
+    assert x.untyped_storage()[4] == tx.untyped_storage()[4]
+    assert ot.Storage is ot.FloatStorage and torch.Storage is torch.FloatStorage

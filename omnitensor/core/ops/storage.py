@@ -13,7 +13,7 @@ from typing import Any
 from ...errors import ShapeError
 from .. import dtypes as _dt
 from ..graph import needs_grad, record
-from ..tensor import Tensor, _make
+from ..tensor import Tensor, _make, host_array
 
 __all__ = ["storage_offset", "as_strided", "UntypedStorage", "TypedStorage"]
 
@@ -167,6 +167,13 @@ class UntypedStorage:
 
     def is_shared(self) -> bool:
         return bool(getattr(self._owner, "is_shared", lambda: False)())
+
+    def tolist(self) -> list:
+        """The bytes, as ints (a host copy of the owner's elements in its dtype's layout)."""
+        return list(memoryview(host_array(self._owner).tobytes()))
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.tolist()[i]
 
     def is_pinned(self, device: Any = None) -> bool:
         return False

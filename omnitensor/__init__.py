@@ -157,6 +157,7 @@ from .torch_idioms import (are_deterministic_algorithms_enabled, as_tensor, chan
                            use_deterministic_algorithms)
 # quantized tensors (core/quantized, docs/quantized.md)
 from .core.dtypes import qint8, qint32, quint2x4, quint4x2, quint8
+from .core.quantized import choose_qparams_optimized, fused_moving_avg_obs_fake_quant
 from .core.quantized import (dequantize, empty_quantized, fake_quantize_per_channel_affine,
                              fake_quantize_per_tensor_affine, int_repr, per_channel_affine,
                              per_channel_affine_float_qparams, per_channel_symmetric,

@@ -199,7 +199,7 @@ CATEGORIES: tuple[tuple[str, str], ...] = (
     (r"\.fbgemm_\w+$",
      "FBGEMM's packed-weight entry points (an x86 library's private format): omnitensor's "
      "quantized tensors (docs/quantized.md) hold plain integers on every device"),
-    (r"\.(quantized_\w+_cell|choose_qparams\w*|fused_moving_avg_obs_fake_quant)$"
+    (r"\.quantized_\w+_cell$"
      r"|^torch\.nn\.(qat|quantizable|quantized|intrinsic)$",
      "quantized tensors (docs/quantized.md) exist, but this op on them is not implemented "
      "yet"),

@@ -231,3 +231,40 @@ def test_quantized_pools_and_batch_norm(device):
                                                     torch.tensor(v), 1e-5, 0.07, 100))
     with pytest.raises(RuntimeError, match="quantized"):
         ot.quantized_max_pool2d(ot.tensor(x, device=device), [2, 2])
+
+
+@pytest.mark.parametrize("per_row,symmetric", [(False, False), (False, True), (True, False),
+                                               (True, True)])
+def test_fused_moving_avg_obs_fake_quant(device, per_row, symmetric):
+    rs = np.random.RandomState(6)
+    n = 3 if per_row else 1
+    theirs = [torch.full((n,), float("inf")), torch.full((n,), float("-inf")), torch.ones(n),
+              torch.zeros(n, dtype=torch.int32)]
+    ours = [ot.tensor(t.numpy(), device=device) for t in theirs]
+    for step in range(3):  # observer only, then observe and fake-quantize twice
+        x = (rs.randn(3, 4, 5) * (step + 1)).astype(np.float32)
+        a, b = ot.tensor(x, device=device, requires_grad=True), torch.tensor(x, requires_grad=True)
+        on = [1, int(step > 0)]
+        ya = ot.fused_moving_avg_obs_fake_quant(a, ot.tensor([on[0]]), ot.tensor([on[1]]),
+                                                *ours, 0.01, 0, 255, 0, per_row, symmetric)
+        yb = torch.fused_moving_avg_obs_fake_quant(b, torch.tensor([on[0]]),
+                                                   torch.tensor([on[1]]), *theirs, 0.01, 0,
+                                                   255, 0, per_row, symmetric)
+        (ya * ya).sum().backward()
+        (yb * yb).sum().backward()
+        for u, v in zip([ya, a.grad] + ours, [yb, b.grad] + theirs):
+            np.testing.assert_array_equal(_host(u.detach()), v.detach().numpy())
+    _raises_like(lambda: ot.fused_moving_avg_obs_fake_quant(
+                     a, ot.tensor([1]), ot.tensor([1]), *ours, 0.01, 0, 255, 1, True, False),
+                 lambda: torch.fused_moving_avg_obs_fake_quant(
+                     b, torch.tensor([1]), torch.tensor([1]), *theirs, 0.01, 0, 255, 1, True,
+                     False))
+
+
+def test_choose_qparams_optimized(device):
+    for seed, (numel, bins, ratio, bits) in enumerate([(64, 200, 0.16, 8), (50, 100, 0.5, 4)]):
+        x = np.random.RandomState(seed).randn(64).astype(np.float32)
+        x[:3] = [8, -6, 5]
+        got = ot.choose_qparams_optimized(ot.tensor(x, device=device), numel, bins, ratio, bits)
+        want = torch.choose_qparams_optimized(torch.tensor(x), numel, bins, ratio, bits)
+        assert [g.item() for g in got] == [w.item() for w in want]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .fake import fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine
+from .fake import (fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine,
+                   fused_moving_avg_obs_fake_quant)
+from .observers import choose_qparams_optimized
 from .ops import (dequantize, empty_quantized, int_repr, q_per_channel_axis,
                   q_per_channel_scales, q_per_channel_zero_points, q_scale, q_zero_point,
                   qscheme_of, quantize_per_channel, quantize_per_tensor,
@@ -17,7 +19,8 @@ __all__ = ["QuantizedTensor", "qscheme", "per_tensor_affine", "per_channel_affin
            "quantize_per_tensor", "quantize_per_channel", "quantize_per_tensor_dynamic",
            "dequantize", "int_repr", "q_scale", "q_zero_point", "q_per_channel_scales",
            "q_per_channel_zero_points", "q_per_channel_axis", "empty_quantized",
-           "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine", "bind"]
+           "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine",
+           "fused_moving_avg_obs_fake_quant", "choose_qparams_optimized", "bind"]
 
 
 def _dequantize(self: Any) -> Any:

@@ -12,11 +12,13 @@ from typing import Any
 
 from .. import dtypes as _dt
 from ..graph import is_grad_enabled, no_grad_ctx
+from ..ops.ternary import where
 from ..shape_util import normalize_axis
 from ..tensor import Tensor
 from .ops import torch_type_name
 
-__all__ = ["fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine"]
+__all__ = ["fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine",
+           "fused_moving_avg_obs_fake_quant"]
 
 _FLOATS = (_dt.float32, _dt.float64, _dt.float16, _dt.bfloat16)
 
@@ -90,10 +92,65 @@ def fake_quantize_per_channel_affine(input: Tensor, scale: Tensor, zero_point: T
                            f"with input tensor (expected {n} channels along axis {ax})")
     float_zp = zero_point.dtype is not _dt.int32
     with no_grad_ctx():
-        if not float_zp and bool(((zero_point < quant_min) | (zero_point > quant_max)).any()):
+        zp_host = zero_point.detach().cpu().numpy()  # a few values: checked on the host
+        if not float_zp and ((zp_host < quant_min) | (zp_host > quant_max)).any():
             raise RuntimeError("`zero_point` must be between `quant_min` and `quant_max`.")
         view = tuple(-1 if d == ax else 1 for d in range(input.ndim))
         s = scale.detach().to(input.device, _dt.float32)
         z = zero_point.detach().to(input.device, _dt.float32)
         inv, s, z = (1.0 / s).reshape(view), s.reshape(view), z.reshape(view)
     return _fake(input, s, inv, z, float_zp, int(quant_min), int(quant_max))
+
+
+def _moving_average(x_min: Tensor, x_max: Tensor, running_min: Tensor, running_max: Tensor,
+                    c: float) -> None:
+    """torch's observer update, in place: the first observation (a running value still
+    infinite) is taken as it is, later ones move the running value by ``c`` of the way."""
+    for run, cur in ((running_min, x_min), (running_max, x_max)):
+        cur = cur.to(run.dtype).reshape(run.shape)
+        run.copy_(where(run.isinf(), cur, run + c * (cur - run)))
+
+
+def fused_moving_avg_obs_fake_quant(
+        input: Tensor, observer_on: Tensor, fake_quant_on: Tensor,  # noqa: A002
+        running_min: Tensor, running_max: Tensor, scale: Tensor, zero_point: Tensor,
+        averaging_const: float, quant_min: int, quant_max: int, ch_axis: int,
+        per_row_fake_quant: bool = False, symmetric_quant: bool = False) -> Tensor:
+    """torch's fused observer and fake quantizer (``FusedMovingAvgObsFakeQuantize``):
+    while ``observer_on``, update ``running_min``/``running_max`` in place by a moving
+    average of ``input``'s (per-row: per-channel) range; while ``fake_quant_on``, choose
+    ``scale``/``zero_point`` from them (in place) and fake-quantize ``input`` with them
+    (straight-through gradient); else return a copy of ``input``."""
+    from .ops import qparams
+    if input.numel() == 0:
+        return input.clone()
+    if int(ch_axis) >= input.ndim:
+        raise RuntimeError("Error in fused_moving_avg_obs_fake_quant_cpu: ch_axis must be "
+                           "< self.dim()")
+    if per_row_fake_quant and int(ch_axis) != 0:
+        raise RuntimeError("Per-channel FakeQuant in fused_moving_avg_obs_fake_quant is only "
+                           "supported on axis == 0")
+    with no_grad_ctx():
+        x = input.detach()
+        if per_row_fake_quant and x.ndim != 2:
+            order = list(range(x.ndim))
+            order[0], order[int(ch_axis)] = int(ch_axis), 0
+            x = x.permute(order).flatten(1)
+        if bool(observer_on.item()):
+            lo, hi = x.aminmax(dim=1) if per_row_fake_quant else x.aminmax()
+            _moving_average(lo, hi, running_min, running_max, float(averaging_const))
+        quantize = bool(fake_quant_on.item())
+    if not quantize:
+        return input.clone()  # differentiable, as torch's
+    with no_grad_ctx():
+        lows, highs = running_min.reshape(-1).tolist(), running_max.reshape(-1).tolist()
+        chosen = [qparams(a, b, int(quant_min), int(quant_max), bool(symmetric_quant))
+                  for a, b in zip(lows, highs)]
+        scale.copy_(Tensor.new_tensor(scale, [p[0] for p in chosen]).reshape(scale.shape))
+        zero_point.copy_(Tensor.new_tensor(zero_point, [p[1] for p in chosen])
+                         .reshape(zero_point.shape))
+    if per_row_fake_quant:
+        return fake_quantize_per_channel_affine(input, scale, zero_point.to(_dt.int32),
+                                                ch_axis, quant_min, quant_max)
+    return fake_quantize_per_tensor_affine(input, chosen[0][0], chosen[0][1], quant_min,
+                                           quant_max)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
+
 from .. import dtypes as _dt
 from ..graph import no_grad_ctx
-from ..ops.creation import zeros
+from ..ops.creation import from_numpy, zeros
 from ..tensor import Tensor
 from .tensor import QuantizedTensor, make_per_channel, make_per_tensor
 
@@ -63,10 +65,13 @@ def check_float_input(x: Any, op: str, allowed: tuple = (_dt.float32,)) -> None:
 def _quantize(x: Tensor, inv_scale: Any, zero_point: Any, qmin: int, qmax: int,
               storage: Any) -> Tensor:
     """clamp(zero_point + round(x * inv_scale), qmin, qmax) as ``storage`` integers (the
-    offset and clamp in float64, which holds every qint32 value exactly)."""
+    offset and clamp in float32 for 8-bit dtypes, where it is exact, and in float64, which
+    holds every qint32 value exactly, for qint32)."""
     with no_grad_ctx():
-        r = (x * inv_scale).round().to(_dt.float64) + zero_point
-        return r.clamp(qmin, qmax).to(storage)
+        r = (x * inv_scale).round()
+        if storage is _dt.int32:
+            r = r.to(_dt.float64)
+        return (r + zero_point).clamp(qmin, qmax).to(storage)
 
 
 def _scalar_qparams(scale: Any, zero_point: Any) -> tuple[float, int]:
@@ -116,41 +121,55 @@ def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axi
             got = v.shape[0] if isinstance(v, Tensor) and v.ndim == 1 else "another shape"
             raise RuntimeError(f"length of {name} must equal to channel, expected {n} got, "
                                f"{got}")
-    with no_grad_ctx():
-        s64 = scales.detach().to(input.device, _dt.float64)
-        z64 = zero_points.detach().to(input.device, _dt.float64).round().to(_dt.int64)
-        for bad, word in ((z64 > qmax, "above upper"), (z64 < qmin, "below lower")):
-            if bool(bad.any()):
-                z = int(z64[bad.nonzero()[0]].item())
-                raise RuntimeError(f"quantize_tensor_per_channel_affine zero_point {z} is "
-                                   f"{word} bound.")
-        inv = 1.0 / s64.to(_dt.float32)
-        rep = _quantize(input, _channel_view(inv, axis, input.ndim),
-                        _channel_view(z64, axis, input.ndim), qmin, qmax, storage)
+    # the per-channel parameters are small: checked and prepared on the host, once
+    s_host = np.asarray(scales.detach().cpu().numpy(), np.float64)
+    z_host = np.rint(np.asarray(zero_points.detach().cpu().numpy(), np.float64))
+    for bad, word in ((z_host > qmax, "above upper"), (z_host < qmin, "below lower")):
+        if bad.any():
+            raise RuntimeError(f"quantize_tensor_per_channel_affine zero_point "
+                               f"{int(z_host[bad][0])} is {word} bound.")
+    dev, nd = input.device, input.ndim
+    inv = np.float32(1.0) / s_host.astype(np.float32)
+    z_work = z_host.astype(np.float64 if storage is _dt.int32 else np.float32)
+    s64, z64 = from_numpy(s_host).to(dev), from_numpy(z_host.astype(np.int64)).to(dev)
+    rep = _quantize(input, _channel_view(from_numpy(inv).to(dev), axis, nd),
+                    _channel_view(from_numpy(z_work).to(dev), axis, nd), qmin, qmax, storage)
     return make_per_channel(rep, _dt.as_dtype(dtype), s64, z64, axis)
 
 
-def qparams(lo: float, hi: float, qmin: int, qmax: int) -> tuple[float, int]:
-    """torch's ``ChooseQuantizationParams``: the scale and zero point mapping [lo, hi]
-    (widened to hold 0) onto [qmin, qmax], the zero point nudged to an integer."""
+def qparams(lo: float, hi: float, qmin: int, qmax: int,
+            preserve_sparsity: bool = False) -> tuple[float, int]:
+    """torch's ``ChooseQuantizationParams``: the scale (a double) and zero point mapping
+    [lo, hi] (widened to hold 0; made symmetric with ``preserve_sparsity``) onto [qmin,
+    qmax], the zero point nudged to an integer. ``lo``/``hi`` are float32, as in torch."""
     f32 = _dt.float32.np.type
-    lo, hi = min(float(lo), 0.0), max(float(hi), 0.0)
-    scale = (hi - lo) / (qmax - qmin)
+    lo, hi = f32(lo), f32(hi)
+    if lo > hi:
+        raise RuntimeError("In ChooseQuantizationParams, min should be less than or equal "
+                           "to max")
+    symmetric = bool(preserve_sparsity and lo < 0 < hi)
+    if symmetric:
+        sq_min, sq_max = -((qmax - qmin) // 2 + 1), (qmax - qmin) // 2
+        m = max(abs(float(lo) / sq_min), abs(float(hi) / sq_max))
+        lo, hi = f32(m * sq_min), f32(m * sq_max)
+    lo, hi = min(lo, f32(0.0)), max(hi, f32(0.0))
+    scale = (float(hi) - float(lo)) / (qmax - qmin)
     if float(f32(scale)) == 0.0 or not abs(1.0 / float(f32(scale))) < float("inf"):
         scale = 0.1
-    small = 6.1e-5  # torch's SMALL_SCALE_THRESHOLD
+    small = f32(6.1e-5)  # torch's SMALL_SCALE_THRESHOLD
     if scale < small:
-        org, scale = scale, small
+        org, scale = f32(scale), float(small)
         if lo == 0.0:
-            hi = small * (qmax - qmin)
+            hi = f32(small * (qmax - qmin))
         elif hi == 0.0:
-            lo = -small * (qmax - qmin)
+            lo = f32(-small * (qmax - qmin))
         else:
-            lo, hi = lo * (small / org), hi * (small / org)
-    zmin, zmax = qmin - lo / scale, qmax - hi / scale
-    err_min = abs(qmin) - abs(lo / scale)
-    err_max = abs(qmax) - abs(hi / scale)
-    z0 = zmin if err_min < err_max else zmax
+            amp = f32(small / org)
+            lo, hi = f32(lo * amp), f32(hi * amp)
+    lo_s, hi_s = float(lo) / scale, float(hi) / scale
+    z0 = qmin - lo_s if abs(qmin) - abs(lo_s) < abs(qmax) - abs(hi_s) else qmax - hi_s
+    if symmetric:
+        z0 = (qmin + qmax) / 2
     z = qmin if z0 < qmin else qmax if z0 > qmax else int(round(z0))
     return scale, z
 

@@ -126,6 +126,14 @@ def test_core_has_a_row_with_its_gradient(p):
     assert (p.name in autocast_state.FP32_GPU) == (p.autocast == P.FP32)
 
 
+def test_core_rows_outside_the_table_are_composites():
+    """A core elementwise row that names no primitive (relu) computes through a forward of
+    its own, never a backend attribute of that name."""
+    rows = {**core_ew.UNARY_OPS, **core_ew.BINARY_OPS}
+    extra = [op for name, op in rows.items() if name not in P.BY_NAME]
+    assert all(op.forward is not None for op in extra), [op.name for op in extra]
+
+
 #: the consumers that derive from the table (backends/base.py included: its optional hooks
 #: name two rows, sigmoid and rsqrt)
 CONSUMERS = ["kernels/ops.py", "kernels/numba_dialect.py", "kernels/scalar.py",

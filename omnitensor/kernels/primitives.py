@@ -208,8 +208,8 @@ PRIMITIVES: tuple[Primitive, ...] = (
     _P("round", 1, "int", c={"b": "x", "i": "x", "u": "x", "f": "rint(x)",
        "c": "{V}(rint(x.x), rint(x.y))"}, numba="np.rint(x)", numba_kinds="biuf", onnx="Round",
        fuse=MATH),
-    _P("erf", 1, "math", c=_all("f", "erf(x)"), numba="math.erf(x)", onnx="Erf"),
-    _P("erfc", 1, "math", c=_all("f", "erfc(x)"), numba="math.erfc(x)", onnx=DECOMPOSED),
+    _P("erf", 1, "math", c={"f": "erf(x)"}, numba="math.erf(x)", onnx="Erf"),
+    _P("erfc", 1, "math", c={"f": "erfc(x)"}, numba="math.erfc(x)", onnx=DECOMPOSED),
     _P("expm1", 1, "math", c={"f": "expm1(x)", "c": "{K}_expm1(x)"}, numba="np.expm1(x)",
        onnx=DECOMPOSED, fuse=MATH, autocast=FP32),
     _P("log1p", 1, "math", c={"f": "log1p(x)", "c": "{K}_log1p(x)"}, numba="np.log1p(x)",
@@ -242,18 +242,15 @@ PRIMITIVES: tuple[Primitive, ...] = (
     _P("log10", 1, "math", c={"f": "log10(x)",
        "c": "({RS})0.434294481903251827651128918916605082 * {K}_log(x)"}, numba="np.log10(x)",
        onnx=DECOMPOSED, fuse=MATH, autocast=FP32),
-    _P("atan2", 2, "math", c=_all("f", "atan2(a, b)"), numba="np.arctan2(a, b)", onnx=NO_ONNX),
-    _P("hypot", 2, "math", c=_all("f", "hypot(a, b)"), numba="np.hypot(a, b)", onnx=DECOMPOSED),
-    _P("logaddexp", 2, "math", c=_all("f", "logaddexp_{K}(a, b)"), numba="np.logaddexp(a, b)",
+    _P("atan2", 2, "math", c={"f": "atan2(a, b)"}, numba="np.arctan2(a, b)", onnx=NO_ONNX),
+    _P("hypot", 2, "math", c={"f": "hypot(a, b)"}, numba="np.hypot(a, b)", onnx=DECOMPOSED),
+    _P("logaddexp", 2, "math", c={"f": "logaddexp_{K}(a, b)"}, numba="np.logaddexp(a, b)",
        onnx=DECOMPOSED),
-    _P("copysign", 2, "math", c=_all("f", "copysign(a, b)"), numba="np.copysign(a, b)",
+    _P("copysign", 2, "math", c={"f": "copysign(a, b)"}, numba="np.copysign(a, b)",
        onnx=NO_ONNX),
-    _P("nextafter", 2, "math", c=_all("f", "nextafter_{K}(a, b)"), numba="np.nextafter(a, b)",
+    _P("nextafter", 2, "math", c={"f": "nextafter_{K}(a, b)"}, numba="np.nextafter(a, b)",
        onnx=NO_ONNX, no_half=True),
 )
-
-#: the rows by name
-BY_NAME: dict[str, Primitive] = {p.name: p for p in PRIMITIVES}
 
 
 def names(arity: int, hooks: bool = True) -> tuple[str, ...]:

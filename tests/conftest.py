@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import pickle
 import zlib
 from pathlib import Path
 
@@ -13,6 +14,22 @@ import pytest
 import omnitensor as ot
 
 HERE = Path(__file__).parent
+
+#: test files that start rendezvous servers or MPI jobs (fixed ports such as torch's default
+#: 29500, mpiexec's resources): under pytest-xdist (the README's ``-n``) they all run on one
+#: worker, one after another; every other file is its own group (``--dist loadgroup``), so
+#: a file's module fixtures are built once
+_SERIAL_MARKERS = ("init_process_group", "MASTER_PORT", "TCPStore", "rendezvous", "mpiexec",
+                   "omnitensor-run", "distributed.run", "mp.spawn", "multiprocessing.spawn")
+
+
+def _xdist_group(path: Path, cache: dict[Path, str] = {}) -> str:  # noqa: B006 - memo
+    """The pytest-xdist group of the tests in ``path`` (see ``_SERIAL_MARKERS``)."""
+    if path not in cache:
+        text = path.read_text(errors="replace") if path.suffix == ".py" else ""
+        serial = "dist" in path.relative_to(HERE).parts or any(m in text for m in _SERIAL_MARKERS)
+        cache[path] = "serial" if serial else str(path.relative_to(HERE))
+    return cache[path]
 
 
 def _unavailable(dev: str) -> str | None:
@@ -90,11 +107,13 @@ def _sampled_out(item: pytest.Item) -> bool:
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     """Skip ``slow`` tests (soaks, sweeps, the cases outside CI's device sample) unless
-    ``-m slow`` asks for them; mark the per-backend known gaps as strict xfails."""
+    ``-m slow`` asks for them; mark the per-backend known gaps as strict xfails; group the
+    files for pytest-xdist (``_xdist_group``)."""
     table = _xfails()
     skip_slow = None if "slow" in (config.getoption("-m") or "") else \
         pytest.mark.skip(reason="slow: run with -m slow")
     for item in items:
+        item.add_marker(pytest.mark.xdist_group(_xdist_group(Path(item.path))))
         if _sampled_out(item):
             item.add_marker(pytest.mark.slow)
         if skip_slow is not None and "slow" in item.keywords:
@@ -124,3 +143,24 @@ def has_fp16(device: str) -> bool:
 def skip_unsupported(device: str, dtype) -> None:
     if not ot.device(device).supports_dtype(dtype):
         pytest.skip(f"{device} has no {ot.as_dtype(dtype).name}")
+
+
+#: under pytest-xdist, on the controller: the OpInfo suite's results from every worker
+#: (``tests/torch_opinfo/conftest.py`` prints them itself in a run without workers)
+_OPINFO_FROM_WORKERS: list = []
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
+def pytest_testnodedown(node, error) -> None:
+    data = getattr(node, "workeroutput", {}).get("opinfo_results")
+    if data:
+        _OPINFO_FROM_WORKERS.extend(pickle.loads(data))  # our own worker's results
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    if not _OPINFO_FROM_WORKERS:
+        return
+    from omnitensor.conformance import torch_opinfo
+    terminalreporter.section("torch OpInfo coverage")
+    for line in torch_opinfo.write_summary(_OPINFO_FROM_WORKERS):
+        terminalreporter.write_line(line)

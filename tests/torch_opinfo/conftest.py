@@ -9,13 +9,12 @@ that passes fails, so the list only shrinks). An OpInfo without an omnitensor co
 skips; the coverage figures count its samples as not passing.
 
 At the end the figures are printed and written as JSON to ``$OMNITENSOR_OPINFO_SUMMARY``
-(default: ``omnitensor_opinfo_summary.json`` in the temporary directory).
+(default: ``omnitensor_opinfo_summary.json`` in the temporary directory); under pytest-xdist
+the workers hand their results to the controller, which prints them (``tests/conftest.py``).
 """
 from __future__ import annotations
 
-import json
-import os
-import tempfile
+import pickle
 from pathlib import Path
 
 import pytest
@@ -112,16 +111,17 @@ def opinfo_results() -> list[T.CheckResult]:
     return RESULTS
 
 
-def _summary_path() -> Path:
-    default = Path(tempfile.gettempdir()) / "omnitensor_opinfo_summary.json"
-    return Path(os.environ.get("OMNITENSOR_OPINFO_SUMMARY", str(default)))
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On a pytest-xdist worker: hand the results to the controller, which prints the
+    figures of all workers (``tests/conftest.py``)."""
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None and RESULTS:
+        out["opinfo_results"] = pickle.dumps(RESULTS)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     if not RESULTS:
         return
-    path = _summary_path()
-    path.write_text(json.dumps(T.as_json(RESULTS), indent=1) + "\n", encoding="utf-8")
     terminalreporter.section("torch OpInfo coverage")
-    terminalreporter.write_line(T.table(T.figures(RESULTS)))
-    terminalreporter.write_line(f"figures and failing samples: {path}")
+    for line in T.write_summary(RESULTS):
+        terminalreporter.write_line(line)

@@ -18,10 +18,10 @@ from .driver import KINDS, CheckResult, SampleResult, check
 from .oracle import (MAX_SAMPLES, TorchUnavailable, forward_dtypes, grad_dtype, op_db,
                      opinfo_key, select)
 from .report import (as_json, evaluate, figures, gap_key, gap_lines, plan, print_check,
-                     read_gaps, reason, run_checks, table)
+                     read_gaps, reason, run_checks, table, write_summary)
 from .resolve import counterpart_paths, face, missing_paths, resolve
 
 __all__ = ["KINDS", "MAX_SAMPLES", "CheckResult", "SampleResult", "TorchUnavailable",
            "as_json", "check", "evaluate", "print_check", "counterpart_paths", "face", "figures", "forward_dtypes", "gap_key",
            "gap_lines", "grad_dtype", "missing_paths", "op_db", "opinfo_key", "plan", "read_gaps",
-           "reason", "resolve", "run_checks", "select", "table"]
+           "reason", "resolve", "run_checks", "select", "table", "write_summary"]

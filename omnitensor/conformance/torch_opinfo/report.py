@@ -10,6 +10,9 @@ line: ``op  dtype  device-type  kind  # reason``; ``-`` is the dtype of an error
 from __future__ import annotations
 
 import collections
+import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -180,3 +183,13 @@ def as_json(results: list[CheckResult]) -> dict[str, Any]:
               for r in results]
     return {"figures": figures(results), "failures": fails,
             "missing": [{"op": op, "reason": why} for op, why in missing], "checks": checks}
+
+
+def write_summary(results: list[CheckResult]) -> list[str]:
+    """Write :func:`as_json` of ``results`` to ``$OMNITENSOR_OPINFO_SUMMARY`` (default:
+    ``omnitensor_opinfo_summary.json`` in the temporary directory); returns the lines a
+    test session prints: the figures' table and where the file is."""
+    default = Path(tempfile.gettempdir()) / "omnitensor_opinfo_summary.json"
+    path = Path(os.environ.get("OMNITENSOR_OPINFO_SUMMARY", str(default)))
+    path.write_text(json.dumps(as_json(results), indent=1) + "\n", encoding="utf-8")
+    return [table(figures(results)), f"figures and failing samples: {path}"]

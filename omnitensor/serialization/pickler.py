@@ -231,27 +231,56 @@ class TorchPickler:
             self.save(bool(obj.requires_grad), path)
             self._call("collections", "OrderedDict", (), path)
             self.out += pickle.TUPLE + pickle.REDUCE
+        elif getattr(obj, "is_quantized", False):
+            self._qtensor_data(obj)
         else:
             self._tensor_data(obj, bool(obj.requires_grad))
         self._put(id(obj), obj)
+
+    def _storage_pid(self, key: str, storage_name: str, numel: int) -> None:
+        self.out += pickle.MARK + pickle.MARK
+        self._str("storage")
+        self._global(*storage_name.rsplit(".", 1))
+        self._str(key)
+        self._str(self.storages.tags[key])
+        self._int(numel)
+        if self.legacy:
+            self.out += pickle.NONE  # no storage view
+        self.out += pickle.TUPLE + pickle.BINPERSID
+
+    def _qtensor_data(self, q: Any) -> None:
+        """A quantized tensor as torch writes one: ``_rebuild_qtensor`` on a
+        ``QInt8Storage``/``QUInt8Storage``/``QInt32Storage`` of its integers, with its
+        scheme and parameters (read back by serialization/quantized.py)."""
+        from .quantized import storage_name_of
+        key, offset, stride, numel = self.storages.place(q._int.detach())
+        self._global("torch._utils", "_rebuild_qtensor")
+        self._storage_pid(key, storage_name_of(q.dtype), numel)
+        self._int(offset)
+        self._tuple(tuple(int(s) for s in q.shape), "")
+        self._tuple(stride, "")
+        self.out += pickle.MARK
+        self._global("torch", q.qscheme().name)
+        if q._scales is None:
+            self.save(float(q._scale), "")
+            self.save(int(q._zero_point), "")
+        else:
+            self.save(q._scales, "")
+            self.save(q._zero_points, "")
+            self._int(int(q._axis))
+        self.out += pickle.TUPLE
+        self.save(False, "")
+        self._call("collections", "OrderedDict", (), "")
+        self.out += pickle.TUPLE + pickle.REDUCE
 
     def _tensor_data(self, t: Tensor, requires_grad: bool) -> None:
         key, offset, stride, numel = self.storages.place(t.detach())
         storage_name = torch_storage_name(t.dtype)
         untyped = storage_name is None  # uint16/32/64: an untyped storage and the dtype
         self._global("torch._utils", "_rebuild_tensor_v3" if untyped else "_rebuild_tensor_v2")
-        self.out += pickle.MARK + pickle.MARK
-        self._str("storage")
-        if untyped:
-            self._global("torch.storage", "UntypedStorage")
-        else:
-            self._global("torch", str(storage_name))
-        self._str(key)
-        self._str(self.storages.tags[key])
-        self._int(numel * t.dtype.itemsize if untyped else numel)
-        if self.legacy:
-            self.out += pickle.NONE  # no storage view
-        self.out += pickle.TUPLE + pickle.BINPERSID
+        self._storage_pid(key, "torch.storage.UntypedStorage" if untyped else
+                          f"torch.{storage_name}",
+                          numel * t.dtype.itemsize if untyped else numel)
         self._int(offset)
         self._tuple(tuple(int(s) for s in t.shape), "")
         self._tuple(stride, "")

@@ -18,13 +18,18 @@ from ..core.quantized import tensor as _qt
 from ..core.tensor import Tensor
 from .rebuild import LoadContext, StorageType
 
-__all__ = ["quantized_globals"]
+__all__ = ["quantized_globals", "storage_name_of"]
 
 #: torch's quantized storage classes -> (the quantized dtype, its integers' dtype)
 _STORAGES = {"QInt8Storage": _dt.qint8, "QUInt8Storage": _dt.quint8,
              "QInt32Storage": _dt.qint32}
 _SCHEMES = ("per_tensor_affine", "per_channel_affine", "per_tensor_symmetric",
             "per_channel_symmetric", "per_channel_affine_float_qparams")
+
+
+def storage_name_of(dtype: Any) -> str:
+    """``torch.QInt8Storage`` & co.: the storage class torch writes a quantized dtype on."""
+    return "torch." + next(k for k, v in _STORAGES.items() if v is dtype)
 
 
 def _number(v: Any, kind: type, what: str, ctx: LoadContext) -> Any:

@@ -268,3 +268,23 @@ def test_choose_qparams_optimized(device):
         got = ot.choose_qparams_optimized(ot.tensor(x, device=device), numel, bins, ratio, bits)
         want = torch.choose_qparams_optimized(torch.tensor(x), numel, bins, ratio, bits)
         assert [g.item() for g in got] == [w.item() for w in want]
+
+
+def test_save_quantized_tensors_for_torch(device, tmp_path):
+    x = _data((3, 4))
+    q = ot.quantize_per_tensor(ot.tensor(x, device=device), 0.1, 3, ot.quint8)
+    p = ot.quantize_per_channel(ot.tensor(x, device=device), ot.tensor([0.1, 0.2, 0.3, 0.4]),
+                                ot.tensor([1, 2, 3, 4]), 1, ot.qint8)
+    ot.save({"q": q, "p": p}, tmp_path / "q.pt")
+    theirs = torch.load(tmp_path / "q.pt")  # torch's own loader, weights_only
+    tq = torch.quantize_per_tensor(torch.tensor(x), 0.1, 3, torch.quint8)
+    tp = torch.quantize_per_channel(torch.tensor(x), torch.tensor([0.1, 0.2, 0.3, 0.4],
+                                                                  dtype=torch.float64),
+                                    torch.tensor([1, 2, 3, 4]), 1, torch.qint8)
+    for got, want in ((theirs["q"], tq), (theirs["p"], tp)):
+        assert got.dtype == want.dtype and got.qscheme() == want.qscheme()
+        assert torch.equal(got.int_repr(), want.int_repr())
+        assert torch.equal(got.dequantize(), want.dequantize())
+    ours = ot.load(tmp_path / "q.pt", map_location=device)
+    np.testing.assert_array_equal(_host(ours["p"].int_repr()), tp.int_repr().numpy())
+    assert ours["q"].q_scale() == 0.1 and ours["p"].q_per_channel_axis() == 1

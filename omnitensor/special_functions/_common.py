@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 from ..core import dtypes as _dt
 from ..core.ops import elementwise as _ew
-from ..core.ops.dtype_rules import floating as _floating
+from ..core.ops.dtype_rules import floating as _floating, to_float
 from ..core.ops.ternary import where
 from ..core.tensor import Tensor
 
@@ -29,12 +29,6 @@ def as_tensor(x: Any) -> Tensor:
         return x
     from ..core.ops.creation import tensor
     return tensor(x)
-
-
-def float_dtype(d: _dt.DType) -> _dt.DType:
-    """torch's int-to-float rule: floating dtypes stay, bool and integers compute in the
-    default float dtype."""
-    return d if d.kind in "fc" else _dt.get_default_dtype()
 
 
 def floating(x: Any) -> Tensor:
@@ -62,7 +56,7 @@ def binary_operands(name: str, x: Any, y: Any, names: tuple[str, str] = ("x", "n
         if not isinstance(v, (Tensor,) + _NUMBERS):
             raise TypeError(f"{name}(): argument '{label}' must be a Tensor or a number, "
                             f"not {type(v).__name__}")
-    dtype = float_dtype(_dt.result_type(x, y))
+    dtype = to_float(_dt.result_type(x, y))
     like = x if isinstance(x, Tensor) else y
     xt = x.to(dtype) if isinstance(x, Tensor) else tensor(x, dtype=dtype, device=like.device)
     yt = y.to(dtype) if isinstance(y, Tensor) else tensor(y, dtype=dtype, device=like.device)

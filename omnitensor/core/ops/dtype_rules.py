@@ -16,7 +16,9 @@ def _reject(op: str, dtypes: tuple[DType, ...], accepted: str) -> DTypeError:
     return DTypeError(f"{op}: not supported for dtype {given}; it accepts {accepted}")
 
 
-def _to_float(d: DType) -> DType:
+def to_float(d: DType) -> DType:
+    """torch's int-to-float rule: floating and complex dtypes stay, bool and integers
+    compute in the default float dtype."""
     return d if d.kind in "fc" else get_default_dtype()
 
 
@@ -29,14 +31,14 @@ def floating(x: Any) -> Any:
 # ------------------------------------------------------------------------- unary rules
 def u_float(op: str, d: DType) -> tuple[DType, DType]:
     """Transcendental functions: ints and bools compute in the default float (torch)."""
-    c = _to_float(d)
+    c = to_float(d)
     return c, c
 
 
 def u_real_float(op: str, d: DType) -> tuple[DType, DType]:
     if d.kind == "c":
         raise _reject(op, (d,), "real (non-complex) dtypes")
-    c = _to_float(d)
+    c = to_float(d)
     return c, c
 
 
@@ -117,7 +119,7 @@ def b_subtract(op: str, a: DType, b: DType) -> tuple[DType, DType]:
 
 
 def b_true_divide(op: str, a: DType, b: DType) -> tuple[DType, DType]:
-    r = _to_float(promote_types(a, b))
+    r = to_float(promote_types(a, b))
     return r, r
 
 
@@ -141,7 +143,7 @@ def b_real_float(op: str, a: DType, b: DType) -> tuple[DType, DType]:
     r = promote_types(a, b)
     if r.kind == "c":
         raise _reject(op, (a, b), "real dtypes (not complex)")
-    r = _to_float(r)
+    r = to_float(r)
     return r, r
 
 

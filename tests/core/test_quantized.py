@@ -154,7 +154,7 @@ def test_bad_inputs(device):
     q = ot.quantize_per_tensor(x, 0.1, 1, ot.quint8)
     tq = torch.quantize_per_tensor(t, 0.1, 1, torch.quint8)
     _raises_like(lambda: q.q_per_channel_scales(), lambda: tq.q_per_channel_scales())
-    for op in (lambda: q + 1, lambda: q.exp(), lambda: q.sum(), lambda: q[0]):
+    for op in (lambda: q + 1, lambda: q.exp(), lambda: q.sum(), lambda: q * q):
         with pytest.raises((RuntimeError, TypeError), match="dequantize"):
             op()
     with pytest.raises(RuntimeError, match="floating point"):
@@ -288,3 +288,23 @@ def test_save_quantized_tensors_for_torch(device, tmp_path):
     ours = ot.load(tmp_path / "q.pt", map_location=device)
     np.testing.assert_array_equal(_host(ours["p"].int_repr()), tp.int_repr().numpy())
     assert ours["q"].q_scale() == 0.1 and ours["p"].q_per_channel_axis() == 1
+
+
+def test_shape_ops_of_per_tensor_quantized(device):
+    x = _data((3, 4, 2))
+    q = ot.quantize_per_tensor(ot.tensor(x, device=device), 0.1, 3, ot.quint8)
+    tq = torch.quantize_per_tensor(torch.tensor(x), 0.1, 3, torch.quint8)
+    ops = [lambda a: a[1:], lambda a: a[:, 2], lambda a: a.reshape(4, 6),
+           lambda a: a.transpose(0, 2), lambda a: a.permute(2, 0, 1), lambda a: a.flatten(),
+           lambda a: a.unsqueeze(1), lambda a: a.narrow(1, 1, 2), lambda a: a.select(0, 1)]
+    for f in ops:
+        got, want = f(q), f(tq)
+        assert got.is_quantized and got.shape == tuple(want.shape)
+        assert got.q_scale() == want.q_scale() and got.q_zero_point() == want.q_zero_point()
+        np.testing.assert_array_equal(_host(got.int_repr()), want.int_repr().numpy())
+    for got, want in zip(q.split(2), tq.split(2)):
+        np.testing.assert_array_equal(_host(got.dequantize()), want.dequantize().numpy())
+    p = ot.quantize_per_channel(ot.tensor(x, device=device), ot.ones(4), ot.zeros(4), 1,
+                                ot.qint8)
+    with pytest.raises(RuntimeError, match="per-channel"):
+        p.reshape(-1)

@@ -157,6 +157,21 @@ class QuantizedTensor(Tensor):
     def contiguous(self, memory_format: Any = None) -> Tensor:
         return self if self._int.is_contiguous() else self._with_int(self._int.contiguous())
 
+    def _view_op(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """A shape op (indexing, reshape, transpose...) on the integers, same parameters:
+        per-tensor only (a per-channel tensor's axis would have to follow the op)."""
+        if self._scales is not None:
+            raise RuntimeError(f"{name}() of a per-channel quantized tensor is not supported; "
+                               f"dequantize() it first")
+        rep = getattr(self._int, name)(*args, **kwargs)
+        if isinstance(rep, (tuple, list)):  # split, chunk, unbind
+            return tuple(make_per_tensor(r, self._dtype, self._scale, self._zero_point)
+                         for r in rep)
+        return make_per_tensor(rep, self._dtype, self._scale, self._zero_point)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._view_op("__getitem__", index)
+
     def detach(self) -> Tensor:
         return self
 
@@ -191,6 +206,25 @@ class QuantizedTensor(Tensor):
         return out + f",\n{pad}scale={s},\n{pad}zero_point={z}, axis={self._axis})"
 
     __str__ = __repr__
+
+
+def _bind_view_ops() -> None:
+    """torch's shape ops on a per-tensor quantized tensor (one rule: ``_view_op``)."""
+    def method(name: str) -> Any:
+        def op(self: QuantizedTensor, *args: Any, **kwargs: Any) -> Any:
+            return self._view_op(name, *args, **kwargs)
+        op.__name__ = name
+        op.__doc__ = f"``{name}`` of the integers, with the same quantization parameters."
+        return op
+    for name in _VIEW_OPS:
+        setattr(QuantizedTensor, name, method(name))
+
+
+#: the shape ops a per-tensor quantized tensor takes (as torch's do)
+_VIEW_OPS = ("reshape", "view", "transpose", "permute", "flatten", "squeeze", "unsqueeze",
+             "t", "select", "narrow", "expand", "flip", "unflatten", "movedim", "split",
+             "chunk", "unbind")
+_bind_view_ops()
 
 
 def _base(rep: Tensor, dtype: Any, scheme: qscheme) -> QuantizedTensor:

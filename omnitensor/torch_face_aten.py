@@ -12,10 +12,12 @@ from typing import Any
 import numpy as np
 
 import omnitensor as _ot
+from .core.sparse.matmul import smm, sspaddmm
+from .core.sparse.resize import resize_as_sparse_
 from .core.tensor import Tensor
 
 __all__ = ["embedding_bag", "lobpcg", "dsmm", "smm", "hspmm", "hsmm", "sspaddmm", "saddmm",
-           "SPARSE_COPIES", "native_norm"]
+           "resize_as_sparse_", "SPARSE_COPIES", "native_norm"]
 
 _MODES = {0: "sum", 1: "mean", 2: "max"}
 
@@ -184,13 +186,6 @@ def dsmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002 - torch's name
     return input @ mat2
 
 
-def smm(input: Tensor, mat: Tensor) -> Any:  # noqa: A002 - torch's name
-    """torch's ``smm``: the product of a sparse COO ``input`` with dense ``mat``, as a
-    sparse COO tensor."""
-    _need_sparse("smm", input)
-    return (input @ mat).to_sparse()
-
-
 def hspmm(mat1: Any, mat2: Tensor, *, out: Any = None) -> Any:
     """torch's ``hspmm``: sparse COO ``mat1`` @ dense ``mat2`` as a hybrid COO tensor: one
     sparse dimension holding the rows where ``mat1`` has entries, dense rows as values."""
@@ -203,17 +198,6 @@ def hspmm(mat1: Any, mat2: Tensor, *, out: Any = None) -> Any:
 
 
 hsmm = hspmm
-
-
-def sspaddmm(input: Any, mat1: Any, mat2: Tensor, *, beta: Any = 1,  # noqa: A002
-             alpha: Any = 1, out: Any = None) -> Any:
-    """torch's ``sspaddmm``: ``beta * input + alpha * (mat1 @ mat2)`` for sparse COO
-    ``input`` and ``mat1``, as a sparse COO tensor."""
-    _need_sparse("sspaddmm", input)
-    _need_sparse("sspaddmm", mat1)
-    if out is not None:
-        raise TypeError("sspaddmm: out= is not supported (the result's nnz is data-dependent)")
-    return (input.to_dense() * beta + (mat1 @ mat2) * alpha).to_sparse()
 
 
 saddmm = sspaddmm

@@ -397,6 +397,7 @@ def names() -> dict[str, Any]:
                get_device_module=streams.get_device_module,
                embedding_bag=torch_face_aten.embedding_bag, lobpcg=torch_face_aten.lobpcg)
     out.update({n: getattr(torch_face_aten, n) for n in ("dsmm", "smm", "hspmm", "hsmm",
-                                                          "sspaddmm", "saddmm", "native_norm")})
+                                                          "sspaddmm", "saddmm", "native_norm",
+                                                          "resize_as_sparse_")})
     out.update(torch_face_aten.SPARSE_COPIES)
     return out

@@ -1349,6 +1349,11 @@ class Tensor:
     def resize_as_(self, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
         """``resize_`` to ``the_template``'s shape."""
         ...
+    def resize_as_sparse_(self, the_template: Any) -> Any:
+        """``self.sparse_resize_(the_template.shape, the_template.sparse_dim(),
+        the_template.dense_dim())``: ``self`` keeps its own dtype, device and entries.
+        """
+        ...
     def resolve_conj(self) -> Tensor:
         """``input`` itself: omnitensor materialises conjugates, there is no bit to resolve."""
         ...
@@ -1459,6 +1464,12 @@ class Tensor:
     def slogdet(self, *args: Any, **kwargs: Any) -> Any:
         """``omnitensor.linalg.slogdet`` (torch's ``slogdet``)."""
         ...
+    def smm(self, mat: Tensor) -> Any:
+        """torch's ``smm``: sparse COO ``input`` @ dense ``mat`` as an (uncoalesced) COO tensor
+        holding every column of each row where ``input`` has entries (``sspaddmm`` on an empty
+        ``input``, as in torch).
+        """
+        ...
     def softmax(self, dim: _int | None = None, dtype: Any = None) -> Tensor:
         """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (numerically stable); torch's
         ``softmax(input, dim, dtype=None)``.
@@ -1474,6 +1485,16 @@ class Tensor:
     def sparse_mask(self, mask: Tensor) -> Tensor:
         """``x.sparse_mask(mask)``: dense ``x``'s values at the stored positions of sparse
         ``mask`` (coalesced first), in ``mask``'s layout.
+        """
+        ...
+    def sparse_resize_(self, size: Any, sparse_dim: _int, dense_dim: _int) -> Any:
+        """Resize sparse COO ``self`` in place to ``size`` with ``sparse_dim`` sparse and
+        ``dense_dim`` dense dimensions (torch's rules, see the module doc); returns ``self``.
+        """
+        ...
+    def sparse_resize_and_clear_(self, size: Any, sparse_dim: _int, dense_dim: _int) -> Any:
+        """Remove every stored entry of sparse COO ``self`` and resize it to ``size`` with
+        ``sparse_dim`` sparse and ``dense_dim`` dense dimensions; returns ``self``.
         """
         ...
     def split(self, split_size: Any, dim: _int = 0) -> tuple[Tensor, ...]:
@@ -1493,6 +1514,13 @@ class Tensor:
     def squeeze(self, dim: Any = ...) -> Tensor: ...
     def squeeze_(self, *args: Any, **kwargs: Any) -> Tensor:
         """torch's ``squeeze_``: ``squeeze``, in place (the tensor becomes it)."""
+        ...
+    def sspaddmm(self, mat1: Any, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1, out: Any = None) -> Any:
+        """torch's ``sspaddmm``: ``beta * input + alpha * (mat1 @ mat2)`` for a sparse COO
+        ``input`` and ``mat1`` and a dense ``mat2``, as an uncoalesced COO tensor holding
+        ``input``'s entries (scaled) then every column of each row where ``mat1`` has entries,
+        as torch lays it out. ``out=`` (a COO tensor) receives the result.
+        """
         ...
     def std(self, dim: Any = None, unbiased: Any = None, keepdim: _bool = False, *, correction: Any = None) -> Tensor: ...
     def stft(self, n_fft: _int, hop_length: _int | None = None, win_length: _int | None = None, window: Tensor | None = None, center: _bool = True, pad_mode: str = 'reflect', normalized: _bool = False, onesided: _bool | None = None, return_complex: _bool | None = None, align_to_window: _bool | None = None) -> Tensor:

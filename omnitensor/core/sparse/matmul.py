@@ -18,14 +18,14 @@ from .. import dtypes as _dt
 from ..graph import needs_grad, no_grad_ctx, record
 from ..layout_dispatch import non_strided, register
 from ..ops.creation import arange, zeros
-from ..ops.join import repeat_interleave, stack
+from ..ops.join import cat, repeat_interleave, stack
 from ..ops.sorting import searchsorted
 from ..tensor import Tensor, _make
 from .coalesce import coalesce
 from .convert import coordinates, to_compressed, to_coo
 from .tensor import SparseCompressedTensor, SparseCooTensor, SparseTensor, make_coo
 
-__all__ = ["spmm", "matmul", "addmm", "sparse_mm"]
+__all__ = ["spmm", "matmul", "addmm", "sparse_mm", "smm", "sspaddmm"]
 
 _NATIVE = (_dt.float32, _dt.float64)
 
@@ -176,3 +176,92 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,  # noqa: 
     if beta == 0:
         return prod
     return prod + (input if beta == 1 else input * beta)
+
+
+# ------------------------------------------- torch's legacy COO products: smm, sspaddmm
+def _legacy_operands(op: str, mat1: Any, mat2: Any) -> SparseCooTensor:
+    """torch's checks of ``sspaddmm``'s ``mat1`` (2-D COO, scalar values) and ``mat2``
+    (strided, one dtype and device with ``mat1``); returns ``mat1`` coalesced."""
+    if not isinstance(mat1, SparseCooTensor):
+        raise RuntimeError(f"{op}: expected 'mat1' to have sparse layout, got 'mat1' with "
+                           f"layout {_layout_name(mat1)}")
+    if not isinstance(mat2, Tensor) or non_strided(mat2):
+        raise RuntimeError(f"{op}: expected 'mat2' to have strided layout, got 'mat2' with "
+                           f"layout {_layout_name(mat2)}")
+    if mat1._device is not mat2._device:
+        raise DeviceMismatchError(mismatch_message(op, mat1.device, mat2.device))
+    if mat1._dtype is not mat2._dtype:
+        raise RuntimeError(f"expected scalar type {mat1._dtype.name} but found "
+                           f"{mat2._dtype.name}")
+    if mat1.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"{op}: expected 2-D matrices, got {mat1.ndim}-D and {mat2.ndim}-D")
+    if mat1.dense_dim():
+        raise RuntimeError(f"{op}: Argument #2: scalar values expected, got "
+                           f"{mat1.dense_dim()}D values")
+    if mat2.shape[0] != mat1.shape[1]:
+        raise RuntimeError(f"{op}: Argument #3: Expected dim 0 size {mat1.shape[1]}, got "
+                         f"{mat2.shape[0]}")
+    return coalesce(mat1)
+
+
+def _layout_name(t: Any) -> str:
+    from .tensor import _layout_word
+    layout = getattr(t, "layout", None)
+    return _layout_word(layout) if layout is not None else type(t).__name__
+
+
+def _row_products(c: SparseCooTensor, mat2: Tensor, alpha: Any) -> tuple[Tensor, Tensor]:
+    """torch's pattern for ``mat1 @ mat2``: every column of each row where the coalesced
+    ``mat1`` has entries (zeros included), rows ascending; (indices, values)."""
+    m, n = c.shape[0], mat2.shape[1]
+    prod = spmm(c._idx[0], c._idx[1], c._vals, (m, c.shape[1]), mat2)
+    with no_grad_ctx():
+        rows = c._idx[0].unique()
+        idx = stack([repeat_interleave(rows, n),
+                     arange(n, device=mat2.device).repeat(rows.shape[0])])
+    vals = prod.index_select(0, rows).reshape(-1)
+    return idx, (vals if alpha == 1 else vals * alpha)
+
+
+def sspaddmm(input: Any, mat1: Any, mat2: Tensor, *, beta: Any = 1,  # noqa: A002
+             alpha: Any = 1, out: Any = None) -> SparseTensor:
+    """torch's ``sspaddmm``: ``beta * input + alpha * (mat1 @ mat2)`` for a sparse COO
+    ``input`` and ``mat1`` and a dense ``mat2``, as an uncoalesced COO tensor holding
+    ``input``'s entries (scaled) then every column of each row where ``mat1`` has entries,
+    as torch lays it out. ``out=`` (a COO tensor) receives the result."""
+    if not isinstance(input, SparseCooTensor):
+        raise RuntimeError("sspaddmm: expected 'self' (input) to be a sparse COO tensor, got "
+                           f"layout {_layout_name(input)}")
+    c = _legacy_operands("sspaddmm", mat1, mat2)
+    if input._dtype is not mat1._dtype:
+        raise RuntimeError(f"expected scalar type {mat1._dtype.name} but found "
+                           f"{input._dtype.name}")
+    m, n = mat1.shape[0], mat2.shape[1]
+    for d, want in enumerate((m, n)):
+        if input.ndim != 2 or input.shape[d] != want:
+            raise RuntimeError(f"sspaddmm: Argument #1: Expected dim {d} size {want}, got "
+                             f"{input.shape[d] if input.ndim > d else None}")
+    if input.dense_dim():
+        raise RuntimeError("sspaddmm: Argument #1: scalar values expected, got "
+                           f"{input.dense_dim()}D values")
+    idx, vals = _row_products(c, mat2, alpha)
+    ivals = input._vals if beta == 1 else input._vals * beta
+    idx = cat([input._idx, idx], 1)
+    res = make_coo(idx, cat([ivals, vals]), (m, n), idx.shape[1] <= 1)  # torch's flag
+    if out is None:
+        return res
+    if not isinstance(out, SparseCooTensor):
+        raise RuntimeError("sspaddmm: out= must be a sparse COO tensor")
+    from .arith import assign
+    return assign(out, res)
+
+
+def smm(input: Any, mat: Tensor) -> SparseCooTensor:  # noqa: A002 - torch's name
+    """torch's ``smm``: sparse COO ``input`` @ dense ``mat`` as an (uncoalesced) COO tensor
+    holding every column of each row where ``input`` has entries (``sspaddmm`` on an empty
+    ``input``, as in torch)."""
+    if not isinstance(input, SparseCooTensor):
+        raise RuntimeError("tensor.sspaddmm(...) can only be called on sparse tensors")
+    c = _legacy_operands("sspaddmm", input, mat)
+    idx, vals = _row_products(c, mat, 1)
+    return make_coo(idx, vals, (input.shape[0], mat.shape[1]), idx.shape[1] <= 1)

@@ -12,7 +12,9 @@ from ..shape_util import normalize_axis
 from ..tensor import Tensor
 from .arith import LINEAR, assign, check_inplace, map_values
 from .convert import refuse_layout, sparse_mask, to_dense, to_layout
+from .matmul import smm, sspaddmm
 from .reduce import sum_sparse
+from .resize import resize_as_sparse_, sparse_resize_, sparse_resize_and_clear_
 from .tensor import (SparseCompressedTensor, SparseCooTensor, SparseTensor, _layout_word,
                      make_compressed, make_coo, sparse_bsr, sparse_coo, sparse_csc,
                      sparse_csr)
@@ -289,4 +291,7 @@ def bind(T: Any) -> None:
     T.to_dense = _to_dense
     T.sparse_mask = sparse_mask
     T.sparse_dim, T.dense_dim = _sparse_dim, _dense_dim
+    T.smm, T.sspaddmm = smm, sspaddmm
+    T.sparse_resize_, T.sparse_resize_and_clear_ = sparse_resize_, sparse_resize_and_clear_
+    T.resize_as_sparse_ = resize_as_sparse_
     _bind_sparse()

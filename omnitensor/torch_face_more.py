@@ -400,4 +400,6 @@ def names() -> dict[str, Any]:
                                                           "sspaddmm", "saddmm", "native_norm",
                                                           "resize_as_sparse_")})
     out.update(torch_face_aten.SPARSE_COPIES)
+    from .core.ops.storage import slice_inverse
+    out.update(slice_inverse=slice_inverse)
     return out

@@ -180,6 +180,7 @@ def bind(T: Any) -> None:
         setattr(T, name, removed(name, message))
     for fn in (dim_order, resize, resize_as, as_subclass, hash_tensor, split):
         setattr(T, fn.__name__, fn)
+    T.slice_inverse = storage.slice_inverse
     T.is_pinned = lambda self, device=None: False  # no backend allocates page-locked memory
     T.is_pinned.__doc__ = "torch's ``is_pinned()``: False (no tensor here is page-locked)."
     T.output_nr = property(lambda self: self._output_nr,

@@ -1456,6 +1456,15 @@ class Tensor:
     def sinh_(self) -> Tensor: ...
     @property
     def size(self) -> Any: ...
+    def slice_inverse(self, src: Tensor, dim: _int = 0, start: _int | None = None, end: _int | None = None, step: _int = 1) -> Tensor:
+        """aten's ``slice_inverse`` (functionalization's inverse of ``slice``): ``input``, a
+        slice ``src[..., start:end:step, ...]`` along ``dim``, viewed back with ``src``'s
+        geometry: ``input.as_strided(src.shape, src.stride(), src.storage_offset())``, a view
+        of ``input``'s storage, as in aten (``dim``/``start``/``end``/``step`` describe the
+        slice; the view needs only ``src``'s geometry). The gradient reaching ``input`` is the
+        slice of the result's gradient.
+        """
+        ...
     def slice_scatter(self, src: Tensor, dim: _int = 0, start: _int | None = None, end: _int | None = None, step: _int = 1) -> Tensor:
         """``input`` with ``input[..., start:end:step, ...]`` (along ``dim``) replaced by
         ``src``.

@@ -15,7 +15,7 @@ from .. import dtypes as _dt
 from ..graph import needs_grad, record
 from ..tensor import Tensor, _make, host_array
 
-__all__ = ["storage_offset", "as_strided", "UntypedStorage", "TypedStorage"]
+__all__ = ["storage_offset", "as_strided", "slice_inverse", "UntypedStorage", "TypedStorage"]
 
 
 def _root(x: Tensor) -> Tensor:
@@ -79,6 +79,24 @@ def as_strided(input: Tensor, size: Any, stride: Any,  # noqa: A002 - torch's na
                numel=numel)
     return out
 
+
+
+def slice_inverse(input: Tensor, src: Tensor, dim: int = 0,  # noqa: A002 - torch's name
+                  start: int | None = None, end: int | None = None, step: int = 1) -> Tensor:
+    """aten's ``slice_inverse`` (functionalization's inverse of ``slice``): ``input``, a
+    slice ``src[..., start:end:step, ...]`` along ``dim``, viewed back with ``src``'s
+    geometry: ``input.as_strided(src.shape, src.stride(), src.storage_offset())``, a view
+    of ``input``'s storage, as in aten (``dim``/``start``/``end``/``step`` describe the
+    slice; the view needs only ``src``'s geometry). The gradient reaching ``input`` is the
+    slice of the result's gradient."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"slice_inverse(): argument 'src' must be Tensor, not "
+                        f"{type(src).__name__}")
+    try:
+        return as_strided(input, tuple(src.shape), src.stride(),
+                          globals()["storage_offset"](src))
+    except ShapeError as e:  # input's storage cannot hold src's geometry: aten's RuntimeError
+        raise RuntimeError(f"slice_inverse: {e}") from None
 
 def _linear_index(like: Tensor, shape: tuple, strides: tuple, offset: int) -> Tensor:
     """int64 storage indices of every element of a (shape, strides, offset) view."""

@@ -101,5 +101,18 @@ def _has_torch_function(args: Any) -> bool:
     return False
 
 
+def __getattr__(name: str) -> Any:
+    """torch._C.IntType & co., torch._C.parse_schema, FunctionSchema, Argument and
+    _AliasInfo: TorchScript's type objects and schemas (omnitensor/jit/types.py, schema.py)."""
+    from .jit import schema, types
+    if name in types.__all__:
+        return getattr(types, name)
+    if name in ("parse_schema", "FunctionSchema", "Argument"):
+        return getattr(schema, name)
+    if name == "_AliasInfo":
+        return schema.AliasInfo
+    raise AttributeError(f"module 'torch._C' has no attribute {name!r}")
+
+
 __all__ = [n for n in dict(globals()) if not n.startswith("__") and n not in
            ("annotations", "Any")] + ["is_grad_enabled"]

@@ -271,6 +271,14 @@ _LAZY.add("masked")  # torch.masked
 # torch.quantized_max_pool2d & co.: ops on quantized tensors, in omnitensor.nn.functional
 _QUANTIZED_NN = {"quantized_max_pool1d", "quantized_max_pool2d", "quantized_max_pool3d",
                  "quantized_batch_norm"}
+# torch.IntType, torch.ListType & co. and torch.parse_schema: TorchScript's type objects and
+# operator schemas (omnitensor/jit/types.py, omnitensor/jit/schema.py)
+_SCRIPT_TYPES = {"Type", "AnyType", "BoolType", "ComplexType", "DeviceObjType", "DictType",
+                 "FloatType", "FutureType", "IntType", "ListType", "NoneType", "NumberType",
+                 "OptionalType", "PyObjectType", "StringType", "TensorType", "TupleType",
+                 "UnionType", "StreamObjType", "SymIntType", "SymBoolType", "AwaitType",
+                 "RRefType", "ClassType", "EnumType", "InterfaceType", "InferredType"}
+_SCHEMA = {"parse_schema", "FunctionSchema", "Argument"}
 
 
 def __getattr__(name: str) -> _Any:
@@ -292,6 +300,12 @@ def __getattr__(name: str) -> _Any:
     if name in ("fork", "wait"):  # torch.fork / torch.wait are torch.jit's
         from .jit import _fork
         return getattr(_fork, name)
+    if name in _SCRIPT_TYPES:
+        from .jit import types
+        return getattr(types, name)
+    if name in _SCHEMA:
+        from .jit import schema
+        return getattr(schema, name)
     if name == "compile":  # torch.compile: capture and replay (omnitensor/compiler/)
         from .compiler import compile
         return compile

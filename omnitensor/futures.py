@@ -2,7 +2,11 @@
 callbacks chained by :meth:`Future.then`; :func:`collect_all` and :func:`wait_all`.
 
 Completion is guarded by one condition variable, so a Future may be completed on one thread
-(a DataLoader worker's reader, an RPC reply) and waited on another.
+(a DataLoader worker's reader, an RPC reply) and waited on another. A Future may also be
+completed by its waiter: one made by ``Work.get_future()`` (a collective that finishes only
+when someone drives MPI) has a *driver*, and :meth:`Future.wait` runs it first; the Futures
+:meth:`Future.then` and :func:`collect_all` make drive their sources, so waiting on the end
+of a chain completes the chain on one thread.
 """
 from __future__ import annotations
 
@@ -26,6 +30,8 @@ class Future(Generic[T]):
         self._error: BaseException | None = None
         self._callbacks: list[Callable[["Future[T]"], None]] = []
         self.devices = list(devices or [])
+        #: run by wait() on an incomplete Future: completes it (or its sources) on this thread
+        self._drive: Callable[[], None] | None = None
 
     def done(self) -> bool:
         """Whether the Future has a value or an exception."""
@@ -33,9 +39,19 @@ class Future(Generic[T]):
 
     def wait(self) -> T:
         """Block until the Future is complete; its value, or its exception raised."""
+        if self._drive is not None and not self.done():
+            self._drive()
         with self._cond:
             self._cond.wait_for(self.done)
         return self.value()
+
+    def _settle(self) -> None:
+        """Wait for completion without raising (a driver of downstream Futures: they get
+        this one's exception through their own callbacks)."""
+        try:
+            self.wait()
+        except BaseException:  # noqa: BLE001 - the downstream callback sees it
+            pass
 
     def value(self) -> T:
         """The value of a completed Future (its exception raised); an incomplete one raises
@@ -89,6 +105,7 @@ class Future(Generic[T]):
                 return
             out.set_result(result)
 
+        out._drive = self._settle
         self.add_done_callback(run)
         return out
 
@@ -112,6 +129,11 @@ def collect_all(futures: list[Future]) -> Future[list[Future]]:
         if last:
             out.set_result(list(futures))
 
+    def drive() -> None:
+        for f in futures:
+            f._settle()
+
+    out._drive = drive
     for f in futures:
         f.add_done_callback(one_done)
     return out

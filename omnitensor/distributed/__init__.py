@@ -26,6 +26,7 @@ from .c10d_info import (BackendConfig, DebugLevel, GroupName, breakpoint, get_de
                         is_nccl_available, is_torchelastic_launched, is_ucc_available,
                         is_xccl_available, reduce_op, set_debug_level,
                         set_debug_level_from_env, supports_complex)
+from .comm_hooks import BuiltinCommHookType, GradBucket
 from .coalesced import (all_gather_coalesced, all_gather_single, all_reduce_coalesced,
                         monitored_barrier, reduce_scatter_single)
 from .device_mesh import DeviceMesh, init_device_mesh
@@ -75,7 +76,7 @@ __all__ = [
     "P2POp", "batch_isend_irecv", "send_object_list", "recv_object_list",
     "new_subgroups", "new_subgroups_by_enumeration", "split_group", "shrink_group",
     "get_pg_count", "get_backend_config", "rendezvous", "register_rendezvous_handler",
-    "DeviceMesh", "init_device_mesh",
+    "DeviceMesh", "init_device_mesh", "GradBucket", "BuiltinCommHookType",
 ]
 
 

@@ -24,6 +24,11 @@ raises, as in torch.
 
 ``no_sync()``: gradients accumulate locally inside the block; the first backward after it
 all-reduces the accumulated gradients.
+
+``register_comm_hook(state, hook)`` (torch's communication hooks, ``comm_hooks.py``): a
+complete bucket is handed to ``hook(state, GradBucket)`` instead of being all-reduced; the
+Future it returns is waited for in ``_finish`` and its tensor replaces the bucket's flat
+gradient.
 """
 from __future__ import annotations
 
@@ -37,6 +42,8 @@ from ..autograd.engine import queue_callback
 from ..core.tensor import Tensor
 from ..nn.module import Module
 from . import collectives as C
+from .comm_hooks import (BuiltinCommHookType, GradBucket, HookType, check_comm_hook,
+                         hook_result)
 from .group import ProcessGroup, resolve_group
 from .objects import all_gather_object
 from .types import ReduceOp, Work
@@ -61,6 +68,7 @@ class _Bucket:
         self.flat = zeros((n,), dtype=params[0].dtype, device=params[0].device)
         self.pending = len(params)
         self.work: Work | None = None
+        self.future: Any = None       # what a communication hook returned
 
     def view(self, i: int) -> Tensor:
         """The flat buffer's slice holding parameter i, shaped like it."""
@@ -210,6 +218,7 @@ class DistributedDataParallel(Module):
             self._sync_module_states()
         self._handles = [p.register_post_accumulate_grad_hook(self._on_grad)
                          for p in self._params]
+        self._comm_hook: tuple[Any, HookType] | None = None
         self._reset()
 
     # ------------------------------------------------------------------ setup
@@ -277,6 +286,7 @@ class DistributedDataParallel(Module):
         for b in self._buckets:
             b.pending = len(b.params)
             b.work = None
+            b.future = None
         self._ready: set[int] = set()
         self._next = 0                 # first bucket not launched yet
         self._unused: set[int] = set()
@@ -360,7 +370,13 @@ class DistributedDataParallel(Module):
         buckets = self._buckets
         while self._next < len(buckets) and buckets[self._next].pending == 0:
             b = buckets[self._next]
-            b.work = C.all_reduce(b.flat, op=ReduceOp.AVG, group=g, async_op=True)
+            if self._comm_hook is not None:
+                state, hook = self._comm_hook
+                with no_grad_ctx():  # as torch's reducer: the hook's ops record no graph
+                    b.future = hook(state, GradBucket(b.index, len(buckets), b.flat,
+                                                      b.offsets, b.params))
+            else:
+                b.work = C.all_reduce(b.flat, op=ReduceOp.AVG, group=g, async_op=True)
             self._next += 1
             for earlier in buckets[:self._next - 1]:  # drive MPI progress on older ones
                 if earlier.work is not None:
@@ -382,6 +398,15 @@ class DistributedDataParallel(Module):
             for b in self._buckets:
                 if b.work is not None:
                     b.work.wait()
+                if b.future is not None:
+                    result = hook_result(b.future, b.index)
+                    if result.numel() != b.flat.numel():
+                        raise RuntimeError(
+                            f"DistributedDataParallel: the communication hook returned "
+                            f"{result.numel()} elements for bucket {b.index}, which holds "
+                            f"{b.flat.numel()}")
+                    if result is not b.flat:
+                        b.flat.copy_(result.reshape(b.flat.shape))
                 for i, p in enumerate(b.params):
                     if id(p) in globally_unused:
                         continue
@@ -420,6 +445,28 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = prev
+
+    def register_comm_hook(self, state: Any, hook: HookType) -> None:
+        """torch's ``register_comm_hook``: from now on each complete bucket goes to
+        ``hook(state, bucket)`` (a :class:`GradBucket`) instead of the built-in averaging
+        all-reduce, and the tensor of the ``torch.futures.Future`` it returns becomes the
+        bucket's gradient. Call it once, before training (torch's rule)."""
+        check_comm_hook(hook)
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only "
+                               "be called once.")
+        self._comm_hook = (state, hook)
+
+    def _register_builtin_comm_hook(self, comm_hook_type: BuiltinCommHookType) -> None:
+        """torch's built-in hooks by name: ``ALLREDUCE`` (average) or ``FP16_COMPRESS``
+        (average in float16), over this module's process group."""
+        from .algorithms.ddp_comm_hooks import default_hooks as H
+        hooks = {BuiltinCommHookType.ALLREDUCE: H.allreduce_hook,
+                 BuiltinCommHookType.FP16_COMPRESS: H.fp16_compress_hook}
+        if comm_hook_type not in hooks:
+            raise TypeError(f"comm_hook_type must be a BuiltinCommHookType, got "
+                            f"{comm_hook_type!r}")
+        self.register_comm_hook(self.process_group, hooks[comm_hook_type])
 
     def remove_hooks(self) -> None:
         """Detach DDP from the parameters (their hooks are removed)."""

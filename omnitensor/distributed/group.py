@@ -490,3 +490,11 @@ def _restore_excepthook() -> None:
     if sys.excepthook is _abort_excepthook:
         sys.excepthook = _world.prev_excepthook or sys.__excepthook__
     _world.prev_excepthook = None
+
+
+def __getattr__(name: str) -> Any:
+    # ``dist.group`` is this module (torch: a class): ``dist.group.WORLD`` is the default
+    # group, None before init_process_group (torch's too), as communication hooks use it
+    if name == "WORLD":
+        return _world.default
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,8 +5,8 @@
   draining their queue (``staging.py``), unless the MPI library is CUDA-aware and the
   tensor is on ``cuda`` (then the CuPy array itself goes to MPI, after a synchronize).
 * Dtypes: data movement (broadcast, gathers, scatter, all-to-all, send/recv) moves bytes,
-  so every dtype works. Reductions use MPI's typed ops; ``float16`` (which MPI cannot
-  reduce portably) is reduced in float32 and rounded back; ``bool`` travels as uint8
+  so every dtype works. Reductions use MPI's typed ops; ``float16`` and ``bfloat16`` (which
+  MPI cannot reduce portably) are reduced in float32 and rounded back; ``bool`` travels as uint8
   (the caller maps SUM/PRODUCT to MAX/MIN = OR/AND); ``AVG`` is SUM, then a division.
 * Deadlines: every operation is a nonblocking MPI request (``Iallreduce``...) polled with
   ``Test`` until it completes or the group's timeout passes since the op started; then
@@ -205,12 +205,13 @@ _F16, _BOOL = np.dtype("float16"), np.dtype("bool")
 
 
 def _reducible(arr: Any) -> tuple[Any, Any, bool]:
-    """(array MPI reduces, its MPI datatype, whether it is a float32 copy of float16)."""
+    """(array MPI reduces, its MPI datatype, whether it is a float32 copy of a
+    float16/bfloat16 array: MPI has no half types)."""
     dt = arr.dtype
     typ = _DIRECT.get(dt)
     if typ is not None:
         return arr, typ, False
-    if dt == _F16:
+    if dt == _F16 or dt.name == "bfloat16":  # ml_dtypes' bfloat16
         return arr.astype(np.float32), MPI.FLOAT, True
     if dt == _BOOL:
         return arr.view(np.uint8), MPI.UINT8_T, False
@@ -480,7 +481,7 @@ def _nothing() -> None:
 def _finish_reduction(op: Any, size: int, buf: Any, work: Any, upcast: bool,
                       done: Any) -> Any:
     """The completion step of a reduction into ``work``: AVG divides by the world size, a
-    float32 work copy of a float16 buffer is copied back into ``buf``,
+    float32 work copy of a float16/bfloat16 buffer is copied back into ``buf``,
     then ``done`` hands the result to the tensor."""
     def finish() -> None:
         if op is ReduceOp.AVG:

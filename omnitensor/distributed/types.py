@@ -9,6 +9,7 @@ import enum
 from typing import Any, Callable, Sequence
 
 from ..errors import OmnitensorError
+from ..futures import Future
 
 __all__ = ["ReduceOp", "DistributedError", "DistributedTimeoutError",
            "CollectiveMismatchError", "Work", "CompletedWork", "DistError",
@@ -71,7 +72,8 @@ class Work:
     ``wait()`` blocks until the collective finished (raising
     :class:`DistributedTimeoutError` past the group's deadline) and, for device tensors
     staged through the host, writes the result back into the tensor. ``is_completed()``
-    never blocks. ``result()`` returns the output tensors."""
+    never blocks. ``result()`` returns the output tensors. ``get_future()`` returns a
+    ``torch.futures.Future`` completed with the output tensors."""
 
     def __init__(self, outputs: Sequence[Any] = (), finish: Callable[[], Any] | None = None,
                  ) -> None:
@@ -81,6 +83,7 @@ class Work:
         self._exc: BaseException | None = None
         self._value: Any = None
         self._keep: Any = None
+        self._future: Future | None = None
 
     # subclasses implement these two against their transport
     def _test(self) -> bool:
@@ -98,14 +101,24 @@ class Work:
             return
         self._done = True
         self._keep = None  # transports' buffers may be released now
-        if self._finish is not None:
-            try:
+        try:
+            if self._finish is not None:
                 self._value = self._finish()
-            except BaseException as e:  # re-raised to the caller of wait()
-                self._exc = e
-                raise
-            finally:
-                self._finish = None
+        except BaseException as e:  # re-raised to the caller of wait()
+            self._exc = e
+            raise
+        finally:
+            self._finish = None
+            self._settle_future()
+
+    def _settle_future(self) -> None:
+        fut = self._future
+        if fut is None or fut.done() or not self._done:
+            return
+        if self._exc is not None:
+            fut.set_exception(self._exc)
+        else:
+            fut.set_result(self._outputs)
 
     def wait(self, timeout: Any = None) -> bool:
         """Block until done; returns True (torch). Raises on timeout or failure.
@@ -127,6 +140,27 @@ class Work:
             self._complete()
             return True
         return False
+
+    def get_future(self) -> Future:
+        """torch's ``Work.get_future()``: a Future completed with the list of output tensors
+        (``[tensor]`` for ``all_reduce``) once the collective finished. Its ``wait()`` (or
+        the ``wait()`` of a Future chained to it by ``then``) drives the collective, so
+        ``work.get_future().then(fn).wait()`` needs no separate ``work.wait()``."""
+        if self._future is None:
+            self._future = Future()
+            self._future._drive = self._drive_future
+            self._settle_future()
+        return self._future
+
+    def _drive_future(self) -> None:
+        try:
+            self.wait()
+        except BaseException as e:  # noqa: BLE001 - the Future's waiters get it
+            fut = self._future
+            if fut is not None and not fut.done():
+                fut.set_exception(e)
+            return
+        self._settle_future()
 
     def is_success(self) -> bool:
         return self._done and self._exc is None

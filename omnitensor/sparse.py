@@ -9,19 +9,21 @@ from typing import Any
 from .core.layout_dispatch import non_strided
 from .core.sparse import addmm as _addmm, log_softmax, softmax, sparse_mm as _mm, spdiags
 from .core.sparse import sum_sparse as _sum
+from .core.sparse.csr_products import mm_reduce as _mm_reduce, sampled_addmm
 from .core.tensor import Tensor
 
-__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "spdiags",
+__all__ = ["mm", "addmm", "sampled_addmm", "sum", "softmax", "log_softmax", "spdiags",
            "check_sparse_tensor_invariants"]
 
 
 def mm(mat1: Tensor, mat2: Tensor, reduce: str | None = None) -> Tensor:
     """``mat1 @ mat2`` with a sparse operand: dense for sparse @ dense (and dense @
     sparse), sparse for sparse @ sparse. Gradients reach the dense operand and the sparse
-    operand's stored values. Only ``reduce=None`` / ``"sum"`` are supported."""
-    if reduce not in (None, "sum"):
-        raise NotImplementedError(f"torch.sparse.mm(reduce={reduce!r}) is not supported; "
-                                  f"only the sum reduction is")
+    operand's stored values. ``reduce`` (``"sum"``, ``"mean"``, ``"amax"``, ``"amin"``:
+    how each output entry combines its products) needs a CSR ``mat1`` and a dense
+    ``mat2``, as in torch."""
+    if reduce is not None:
+        return _mm_reduce(mat1, mat2, reduce)
     if not non_strided(mat1, mat2):
         return mat1 @ mat2
     return _mm(mat1, mat2)

@@ -52,6 +52,8 @@ class Converter:
         return self._memo[id(t)]
 
     def _new(self, t: Any) -> Any:
+        if t.layout in _sparse_layouts():
+            return self._sparse(t)
         name = dtype_name(t.dtype)
         dt = getattr(self.ns, name, None)
         if dt is None:
@@ -65,6 +67,27 @@ class Converter:
             out.requires_grad_(True)
             self.pairs.append((t, out))
         return out
+
+    def _sparse(self, t: Any) -> Any:
+        """A torch COO/CSR/CSC tensor as the face's, from its converted components (the
+        stored values as a plain tensor: a sparse input's gradient is not compared)."""
+        if self.grad and t.requires_grad:
+            raise Unconvertible(f"the gradient of a {t.layout} input")
+        tm, ns = torch(), self.ns
+        t = t.detach()
+        if t.layout == tm.sparse_coo:
+            t = t if t.is_coalesced() else t.coalesce()
+            parts = (t.indices(), t.values())  # held: the memo is keyed by id()
+            idx, vals = (Converter(ns, self.device)(p) for p in parts)
+            return ns.sparse_coo_tensor(idx, vals, tuple(t.shape))
+        if t.dim() != 2 or t.values().dim() != 1:
+            raise Unconvertible(f"a batched or hybrid {t.layout} tensor")
+        csr = t.layout == tm.sparse_csr
+        parts = ((t.crow_indices(), t.col_indices()) if csr else
+                 (t.ccol_indices(), t.row_indices())) + (t.values(),)
+        ptr, plain, vals = (Converter(ns, self.device)(p) for p in parts)
+        make = ns.sparse_csr_tensor if csr else ns.sparse_csc_tensor
+        return make(ptr, plain, vals, tuple(t.shape))
 
     def module(self, m: Any) -> Any:
         """A stateless torch module in a sample (``distance_function=nn.PairwiseDistance()``)
@@ -113,6 +136,11 @@ class Converter:
         return obj
 
 
+def _sparse_layouts() -> tuple[Any, ...]:
+    tm = torch()
+    return (tm.sparse_coo, tm.sparse_csr, tm.sparse_csc)
+
+
 @dataclasses.dataclass
 class Arr:
     """A tensor in plain form: values (bfloat16 widened), its dtype name and shape."""
@@ -134,10 +162,15 @@ def canon(obj: Any, ns: Any) -> Any:
     """An output of torch or of the face in plain, comparable form."""
     tm = torch()
     if isinstance(obj, tm.Tensor):
+        if obj.layout in _sparse_layouts():  # its layout, then its values
+            return [("layout", str(obj.layout).rpartition(".")[2]), canon(obj.to_dense(), ns)]
         if obj.layout != tm.strided:
             return ("other", f"a {obj.layout} tensor")
         return Arr(torch_array(obj), dtype_name(obj.dtype), tuple(obj.shape))
     if isinstance(obj, ns.Tensor):
+        layout = str(obj.layout).rpartition(".")[2]
+        if layout != "strided":
+            return [("layout", layout), canon(obj.to_dense(), ns)]
         return _face_array(obj, ns)
     if isinstance(obj, (tm.dtype, ns.DType)):
         return ("dtype", dtype_name(obj))

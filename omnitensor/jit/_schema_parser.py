@@ -258,7 +258,9 @@ def convert_default(value: Any, fake: T.Type, n: int | None) -> Any:
         return None
     if isinstance(fake, T.ListType):
         if not isinstance(value, list):
-            value = [value] * (n or 1)
+            if n is None:  # a scalar default needs the list's size, as in int[2] stride=1
+                raise RuntimeError(f"scalar default {value!r} for a list without a size")
+            value = [value] * n
         return [convert_default(v, fake.getElementType(), None) for v in value]
     if isinstance(fake, T.FloatType) and isinstance(value, int) and not isinstance(value, bool):
         return float(value)

@@ -79,6 +79,18 @@ class Argument:
         """An ``out=`` argument: keyword-only and written."""
         return self.kwarg_only and self.is_write
 
+    def _backward_compatible_with(self, old: Argument) -> bool:
+        """c10's Argument::isBackwardCompatibleWith: same name, size and aliasing, not newly
+        keyword-only, a type at least as general, and the old default kept."""
+        if (self.name, self.N, self.alias_info) != (old.name, old.N, old.alias_info):
+            return False
+        if self.kwarg_only and not old.kwarg_only:
+            return False
+        if not old.type.isSubtypeOf(self.type):
+            return False
+        return not old._has_default or (
+            self._has_default and repr(self.default_value) == repr(old.default_value))
+
     def _key(self) -> tuple:
         alias = None if self.alias_info is None else self.alias_info._key()
         return (self.name, self.real_type.str(), self.N, self._has_default,
@@ -99,6 +111,12 @@ class FunctionSchema:
         self.name, self.overload_name = name, overload_name
         self.arguments, self.returns = list(arguments), list(returns)
         self.is_vararg, self.is_varret = bool(is_vararg), bool(is_varret)
+        seen_default = False
+        for a in self.arguments:  # c10's checkSchema
+            if seen_default and not a.kwarg_only and not a._has_default:
+                raise RuntimeError("Non-default positional argument follows default argument. "
+                                   f"Parameter {a.name} in {self}")
+            seen_default = seen_default or a._has_default
 
     @property
     def is_mutable(self) -> bool:
@@ -109,6 +127,24 @@ class FunctionSchema:
         """Whether some argument is aliased, not written, by the result (``Tensor(a)``)."""
         return any(a.alias_info is not None and not a.alias_info.is_write
                    for a in self.arguments)
+
+    def is_backward_compatible_with(self, old: FunctionSchema) -> bool:
+        """c10's rule: a call written against ``old`` still binds to this schema (arguments
+        as general, returns as specific, each new argument before the outs defaulted)."""
+        if ((self.name, self.overload_name, self.is_vararg, self.is_varret, len(self.returns))
+                != (old.name, old.overload_name, old.is_vararg, old.is_varret,
+                    len(old.returns)) or len(self.arguments) < len(old.arguments)):
+            return False
+        if not all(o._backward_compatible_with(n) for o, n in zip(old.returns, self.returns)):
+            return False
+        old_out, new_out = _first_out(old.arguments), _first_out(self.arguments)
+        args, old_args = self.arguments, old.arguments
+        if not all(args[i]._backward_compatible_with(old_args[i]) for i in range(old_out)):
+            return False
+        if not all(args[i]._has_default for i in range(old_out, new_out)):
+            return False
+        return all(args[i - old_out + new_out]._backward_compatible_with(old_args[i])
+                   for i in range(old_out, len(old_args)))
 
     def _key(self) -> tuple:
         return (self.name, self.overload_name, tuple(a._key() for a in self.arguments),
@@ -125,6 +161,10 @@ class FunctionSchema:
         return format_schema(self)
 
     __repr__ = __str__
+
+
+def _first_out(args: Sequence[Argument]) -> int:
+    return next((i for i, a in enumerate(args) if a.is_out), len(args))
 
 
 def parse_schema(schema: str) -> FunctionSchema:

@@ -1,6 +1,7 @@
 """torch.parse_schema, FunctionSchema and Argument against torch's, over the schemas torch
 itself registers (torch._C._jit_get_all_schemas): each is printed by torch, parsed by both,
 and every field compared, as is the text each prints back."""
+import itertools
 import random
 import re
 
@@ -109,3 +110,51 @@ def test_names_on_the_torch_face():
         assert getattr(tf, name) is getattr(OS, name) is getattr(ot._C, name)
     assert ot._C._AliasInfo is OS.AliasInfo
     assert isinstance(tf.parse_schema("aten::f(int x) -> int"), tf.FunctionSchema)
+
+
+_VARIANTS = [
+    "ns::f(Tensor self, int x=1) -> Tensor", "ns::f(Tensor self, int x=2) -> Tensor",
+    "ns::f(Tensor self, int x=1, *, bool y=False) -> Tensor",
+    "ns::f(Tensor self, int? x=1) -> Tensor", "ns::f(Tensor self, Scalar x=1) -> Tensor",
+    "ns::f(Tensor self, int x) -> Tensor", "ns::f(Tensor self, *, int x=1) -> Tensor",
+    "ns::f(Tensor self, int x=1, bool z=False) -> Tensor",
+    "ns::f(Tensor self, int x=1, *, Tensor(a!) out) -> Tensor(a!)",
+    "ns::f(Tensor self, int x=1, bool y=True, *, Tensor(a!) out) -> Tensor(a!)",
+    "ns::f(Tensor self, int x=1) -> Tensor?", "ns::f(Tensor self, int x=1) -> (Tensor, Tensor)",
+    "ns::f(Tensor(a) self, int x=1) -> Tensor(a)", "ns::f(Tensor self, float x=1.) -> Tensor",
+    "ns::f(Tensor self, int[2] x=1) -> Tensor", "ns::f(Tensor self, int[] x=[1]) -> Tensor",
+    "ns::f(Tensor self, int[] x=1) -> Tensor", "ns::f(Tensor self, int x=1, int w) -> Tensor",
+]
+
+
+def _overload_pairs(families):
+    by_name = {}
+    for text in ALL:
+        by_name.setdefault(text.split("(")[0].split(".")[0], []).append(text)
+    names = sorted(by_name) if families is None else random.Random(27).sample(
+        sorted(by_name), families)
+    return [(a, b) for n in names for a in by_name[n][:6] for b in by_name[n][:6]]
+
+
+def _compat(parse, new, old):
+    try:
+        return parse(new).is_backward_compatible_with(parse(old))
+    except RuntimeError:  # a schema c10 rejects (a scalar default for int[], a
+        return "error"    # positional argument without a default after one with)
+
+
+def _check_backward_compat(pairs):
+    wrong = [(a, b) for a, b in pairs
+             if _compat(OS.parse_schema, a, b) != _compat(torch.parse_schema, a, b)]
+    assert not wrong, wrong[:5]
+    return sum(_compat(torch.parse_schema, a, b) is True for a, b in pairs)
+
+
+def test_backward_compatibility_matches_torch():
+    pairs = list(itertools.product(_VARIANTS, _VARIANTS)) + _overload_pairs(60)
+    assert _check_backward_compat(pairs) > 50
+
+
+@pytest.mark.slow
+def test_backward_compatibility_over_all_overloads_matches_torch():
+    assert _check_backward_compat(_overload_pairs(None)) > 1000

@@ -120,6 +120,12 @@ def is_inference_mode_enabled() -> bool:
     return enabled()
 
 
+def is_inference(input: Any) -> bool:  # noqa: A002 - torch's name
+    """torch's ``is_inference``: whether ``input`` is an inference tensor (made inside
+    ``inference_mode()``, or a view of one); see ``Tensor.is_inference``."""
+    return input.is_inference()
+
+
 def thread_safe_generator() -> Any:
     """torch's ``thread_safe_generator``: None (the default generator) outside a DataLoader
     thread worker; omnitensor's DataLoader workers are processes."""
@@ -366,7 +372,7 @@ WRITTEN = ("set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_en
            "set_warn_always", "is_warn_always_enabled", "set_deterministic_debug_mode",
            "get_deterministic_debug_mode", "set_flush_denormal", "init_num_threads",
            "set_autocast_cpu_enabled", "set_autocast_cpu_dtype", "set_autocast_gpu_dtype",
-           "is_inference_mode_enabled", "thread_safe_generator", "norm", "tensordot",
+           "is_inference_mode_enabled", "is_inference", "thread_safe_generator", "norm", "tensordot",
            "chain_matmul", "split", "set_default_device", "set_rng_state", "range",
            "binomial", "poisson", "frombuffer", "from_file", "frobenius_norm",
            "nuclear_norm", "norm_except_dim", "cond", "FatalError", "lstm", "gru",

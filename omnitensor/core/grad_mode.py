@@ -2,6 +2,14 @@
 recorded? inference mode? anomaly detection?) and torch's public switches over them
 (``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``), each a context
 manager and a decorator. ``omnitensor.autograd`` and the top-level namespace re-export them.
+
+Inference tensors (torch's rule): a tensor made inside ``inference_mode()`` is one
+(``Tensor.is_inference()``, read on the storage owner, so a view of one is one and a view of
+a normal tensor is not). Outside the mode torch's refusals hold: an in-place update
+(checked where the version counter moves, ``Tensor._bump_version``: after the write, where
+torch refuses before it; the trusted path's fused optimizer updates do not check),
+``requires_grad_()``, and saving one for backward (checked in ``graph.record``). Unlike
+torch, inference tensors keep a version counter.
 """
 from __future__ import annotations
 
@@ -10,7 +18,8 @@ import threading
 from typing import Any, Callable
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled", "set_grad_enabled_raw", "no_grad_ctx"]
+           "is_inference_mode_enabled", "set_grad_enabled_raw", "no_grad_ctx",
+           "INFERENCE_ACTIVE", "INFERENCE_SEEN"]
 
 
 class _GradMode(threading.local):
@@ -41,6 +50,14 @@ class _GradMode(threading.local):
 #: this thread's modes; hot paths (the elementwise dispatcher, the engine) read it directly
 _mode = _GradMode()
 
+#: one entry per ``inference_mode(True)`` block open on any thread: where tensors are made
+#: (``tensor._make`` and its inlined copies) this list is tested first (one global read), so
+#: this thread's ``_mode.inference`` is read only while some thread is in the mode
+INFERENCE_ACTIVE: list[int] = []
+#: non-empty once an inference tensor may exist: ``Tensor._bump_version`` checks its
+#: operand's flag only then (torch refuses in-place updates of one outside the mode)
+INFERENCE_SEEN: list[int] = []
+
 
 def is_grad_enabled() -> bool:
     """Whether ops record the graph on this thread."""
@@ -56,6 +73,7 @@ def set_grad_enabled_raw(flag: bool) -> bool:
 
 
 def is_inference_mode_enabled() -> bool:
+    """Whether this thread is inside an ``inference_mode(True)`` block."""
     return _mode.inference
 
 
@@ -146,8 +164,9 @@ class set_grad_enabled(_GradModeContext):
 
 
 class inference_mode(_GradModeContext):
-    """Like ``no_grad``, for pure inference (``inference_mode(False)`` is a no-op);
-    ``@inference_mode`` and ``@inference_mode()`` decorate too."""
+    """Like ``no_grad``, for pure inference: tensors made inside are inference tensors
+    (``Tensor.is_inference()``); ``inference_mode(False)`` turns the mode off and grad mode
+    on, as torch's; ``@inference_mode`` and ``@inference_mode()`` decorate too."""
 
     def __new__(cls, mode: Any = True) -> Any:
         self = super().__new__(cls)
@@ -169,15 +188,20 @@ class inference_mode(_GradModeContext):
         return wrapper
 
     def __enter__(self) -> None:
+        # torch's guard sets both modes: inference_mode(False) turns inference mode off and
+        # grad mode on, even inside no_grad or inference_mode()
         self._prev_inf = _mode.inference
         if self._enabled:
-            _mode.inference = True
-            _mode.refresh_forward()  # no tangents in inference mode (torch)
-            self._prev = set_grad_enabled_raw(False)
-        else:
-            self._prev = is_grad_enabled()
+            INFERENCE_ACTIVE.append(1)
+            if not INFERENCE_SEEN:
+                INFERENCE_SEEN.append(1)
+        _mode.inference = self._enabled
+        _mode.refresh_forward()  # no tangents in inference mode (torch)
+        self._prev = set_grad_enabled_raw(not self._enabled)
 
     def __exit__(self, *exc: Any) -> None:
+        if self._enabled:
+            INFERENCE_ACTIVE.pop()
         _mode.inference = self._prev_inf
         _mode.refresh_forward()
         set_grad_enabled_raw(self._prev)

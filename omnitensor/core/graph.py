@@ -16,8 +16,8 @@ import traceback
 import weakref
 from typing import Any, Callable, Sequence
 
-from .grad_mode import (_mode, is_grad_enabled, is_inference_mode_enabled, no_grad_ctx,
-                        set_grad_enabled_raw)
+from .grad_mode import (INFERENCE_SEEN, _mode, is_grad_enabled, is_inference_mode_enabled,
+                        no_grad_ctx, set_grad_enabled_raw)
 from .hooks import RemovableHandle
 from .tensor import Tensor
 
@@ -233,6 +233,16 @@ def edge_of(t: Any) -> tuple | None:
     return (acc, 0)
 
 
+def _refuse_inference(saved: Sequence[Any]) -> None:
+    """torch's refusal to save an inference tensor for a backward pass."""
+    for t in saved:
+        if isinstance(t, Tensor) and t.is_inference():
+            raise RuntimeError("Inference tensors cannot be saved for backward. Please do not "
+                               "use Tensors created in inference mode in computation tracked "
+                               "by autograd. To work around this, you can make a clone to get "
+                               "a normal tensor and use it in autograd.")
+
+
 def record(name: str, backward_fn: Callable[..., Sequence[Any]], outputs: Any,
            inputs: Sequence[Any], saved: Sequence[Any] = (), **attrs: Any) -> Node:
     """Attach a new node to ``outputs`` (a Tensor or a tuple of Tensors).
@@ -292,6 +302,8 @@ def record(name: str, backward_fn: Callable[..., Sequence[Any]], outputs: Any,
         outputs.requires_grad = True
         outputs.grad_fn = node
     if saved:
+        if INFERENCE_SEEN and grad_on and any(needs):
+            _refuse_inference(saved)
         node.save_for_backward(*saved)
     if _mode.anomaly:
         node.__dict__["_trace"] = "".join(traceback.format_stack()[:-2])

@@ -12,7 +12,7 @@ import numpy as np
 
 from .device import Device
 from .dtypes import DType
-from .grad_mode import is_grad_enabled
+from .grad_mode import INFERENCE_ACTIVE, INFERENCE_SEEN, _mode, is_grad_enabled
 from .hooks import RemovableHandle
 from .printing import tensor_repr
 from .shape_util import Size, contiguous_strides
@@ -43,6 +43,7 @@ class Tensor:
     _hooks: Any = None
     _post_hooks: Any = None
     _retains_grad = False
+    _inference = False               # made inside inference_mode (read on the storage owner)
 
     # construction: ``Tensor(data)`` is bound by core/methods.py (it is ``omnitensor.tensor``)
 
@@ -131,7 +132,17 @@ class Tensor:
 
     def _bump_version(self) -> None:
         base = self._base
-        (self if base is None else base)._vc += 1
+        root = self if base is None else base
+        if INFERENCE_SEEN and root._inference and not _mode.inference:
+            raise RuntimeError(_INFERENCE_INPLACE)
+        root._vc += 1
+
+    def is_inference(self) -> bool:
+        """Whether this is an inference tensor (torch's rule): made inside
+        ``inference_mode()`` (not ``inference_mode(False)``), or a view of one; a view of a
+        normal tensor is normal wherever it was made."""
+        base = self._base
+        return (self if base is None else base)._inference
 
     # --------------------------------------------------------------- autograd state
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
@@ -141,6 +152,9 @@ class Tensor:
         if requires_grad and self._dtype.kind not in "fc":
             raise RuntimeError(f"only Tensors of floating point and complex dtype can require "
                                f"gradients, got {self._dtype.name}")
+        if requires_grad and INFERENCE_SEEN and self.is_inference() and not _mode.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self.requires_grad = bool(requires_grad)
         return self
 
@@ -394,4 +408,12 @@ def _make(data: Any, device: Device, dtype: DType) -> Tensor:
     t._dtype = dtype
     t.requires_grad = False
     t.grad_fn = None
+    if INFERENCE_ACTIVE and _mode.inference:  # one global read outside inference mode
+        t._inference = True
     return t
+
+
+_INFERENCE_INPLACE = ("Inplace update to inference tensor outside InferenceMode is not "
+                      "allowed.You can make a clone to get a normal tensor before doing "
+                      "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
+                      "details.")

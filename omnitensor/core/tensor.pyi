@@ -125,6 +125,7 @@ class Tensor:
     def _indices(self, *args: Any, **kwargs: Any) -> Any:
         """Only for tensors of sparse coordinate tensor layout (torch's _indices)."""
         ...
+    _inference: _bool
     def _nnz(self, *args: Any, **kwargs: Any) -> Any:
         """Only for tensors of sparse tensor layout (torch's _nnz)."""
         ...
@@ -816,6 +817,12 @@ class Tensor:
     def is_floating_point(self) -> _bool: ...
     @property
     def is_hpu(self) -> Any: ...
+    def is_inference(self) -> _bool:
+        """Whether this is an inference tensor (torch's rule): made inside
+        ``inference_mode()`` (not ``inference_mode(False)``), or a view of one; a view of a
+        normal tensor is normal wherever it was made.
+        """
+        ...
     @property
     def is_ipu(self) -> Any: ...
     @property

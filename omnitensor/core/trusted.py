@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from .grad_mode import INFERENCE_ACTIVE
 from .graph import _mode
 from .layout_dispatch import non_strided
 from .shape_util import broadcast_shapes
@@ -128,6 +129,8 @@ def _binary(op_name: str, method: str) -> Callable[[Tensor, Any], Tensor]:
         out._dtype = od
         out.requires_grad = False
         out.grad_fn = None
+        if INFERENCE_ACTIVE and _mode.inference:  # tensor._make's rule
+            out._inference = True
         return out
     fn.__name__ = fn.__qualname__ = method
     return fn
@@ -214,6 +217,8 @@ def _unary(op_name: str, method: str) -> Callable[[Tensor], Tensor]:
         out._dtype = od
         out.requires_grad = False
         out.grad_fn = None
+        if INFERENCE_ACTIVE and _mode.inference:  # tensor._make's rule
+            out._inference = True
         return out
     fn.__name__ = fn.__qualname__ = method
     return fn

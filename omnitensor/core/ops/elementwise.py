@@ -19,6 +19,7 @@ from ...errors import (BackendError, DeviceMismatchError, OmnitensorError, Shape
                        mismatch_message)
 from .. import dtypes as _dt
 from ..autocast_state import FP32_GPU, autocast_operands, state as _autocast
+from ..grad_mode import INFERENCE_ACTIVE
 from ..graph import _mode, record
 from ..layout_dispatch import LayoutError, dispatch as layout_dispatch
 from ..shape_util import broadcast_shapes
@@ -246,6 +247,8 @@ def _binary(op: BinaryOp, a: Any, b: Any) -> Tensor:
         out._dtype = od
         out.requires_grad = False
         out.grad_fn = None
+        if INFERENCE_ACTIVE and _mode.inference:  # tensor._make's rule
+            out._inference = True
         if (a.requires_grad or b.requires_grad) and _mode.enabled and op.grad is not None \
                 and od.kind in "fc":
             _record_binary(op, a, b, out)

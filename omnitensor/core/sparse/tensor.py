@@ -111,6 +111,10 @@ class SparseTensor(Tensor):
         raise RuntimeError(f"stride(): tensors of layout {self._layout} have no strides; "
                            f"use .to_dense() for a strided tensor")
 
+    def is_inference(self) -> bool:
+        """Whether the values were made inside ``inference_mode()`` (torch's rule)."""
+        return self._vals.is_inference()
+
     def dense_dim(self) -> int:
         """Number of dense dimensions (those of each stored value)."""
         return self._vals.ndim - 1

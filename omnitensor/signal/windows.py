@@ -7,6 +7,7 @@ points without its last), which torch's ``periodic=True`` means.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable, Sequence
 
@@ -47,6 +48,10 @@ def general_cosine(M: int, *, a: Sequence[float], sym: bool = True, dtype: Any =
                    layout: Any = None, device: Any = None, requires_grad: bool = False
                    ) -> Tensor:
     """``sum_k (-1)^k a[k] cos(2 pi k n / (M - 1))``."""
+    if not isinstance(a, (list, tuple)) and not isinstance(a, Tensor):
+        raise TypeError(f"Coefficients must be a list/tuple, got {type(a).__name__}")
+    if len(a) == 0:
+        raise ValueError("Coefficients cannot be empty")
     def f(n: Tensor, points: int) -> Tensor:
         x = n * (2 * math.pi / (points - 1))
         return sum((((-1) ** k) * c * (x * k).cos() for k, c in enumerate(a)),
@@ -174,3 +179,29 @@ def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     return kaiser(window_length, beta=beta, sym=not periodic, dtype=dtype, device=device,
                   requires_grad=requires_grad)
+
+
+def _checked(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``fn`` with torch's entry checks: a strided ``layout=`` only, and for the
+    ``torch.signal.windows`` functions (not the ``*_window`` ones, which take float16 and
+    bfloat16) a float32 or float64 ``dtype=``."""
+    windows_module = not fn.__name__.endswith("_window")
+
+    @functools.wraps(fn)
+    def window(*args: Any, **kwargs: Any) -> Tensor:
+        layout = kwargs.get("layout")
+        if layout is not None and layout is not _ot.strided:
+            raise ValueError(f"{fn.__name__} is implemented for strided tensors only, got: "
+                             f"{layout}")
+        dtype = kwargs.get("dtype")
+        if windows_module and dtype is not None and \
+                _ot.as_dtype(dtype) in (_ot.float16, _ot.bfloat16):
+            raise ValueError(f"{fn.__name__} expects float32 or float64 dtypes, got: "
+                             f"{_ot.as_dtype(dtype)}")
+        return fn(*args, **kwargs)
+    return window
+
+
+# every public window checks its arguments once, at the entry (inner calls pass none)
+for _name in __all__:
+    globals()[_name] = _checked(globals()[_name])

@@ -432,9 +432,10 @@ def norm(x: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False) -> 
     return vector_norm(x, 2 if ord is None else ord, dim, keepdim)
 
 
-def diagonal(x: Tensor, /, *, offset: int = 0) -> Tensor:
-    """Diagonals of the last two axes (Array API)."""
-    return _torch_diagonal(x, offset, -2, -1)
+def diagonal(x: Tensor, /, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Diagonals of the last two axes (Array API), or of ``dim1``/``dim2`` (torch's
+    ``linalg.diagonal``)."""
+    return _torch_diagonal(x, offset, dim1, dim2)
 
 
 def trace(x: Tensor, /, *, offset: int = 0, dtype: Any = None) -> Tensor:

@@ -12,7 +12,8 @@ import omnitensor as ot
 import omnitensor.torch_face as tf
 from omnitensor.jit import schema as OS
 
-ALL = [str(s) for s in torch._C._jit_get_all_schemas()]
+# sorted: which schemas torch has registered depends on what the process imported
+ALL = sorted(str(s) for s in torch._C._jit_get_all_schemas())
 SAMPLE = random.Random(27).sample(ALL, 300)
 
 
@@ -47,7 +48,13 @@ def _fields(s):
 def _compare(texts):
     wrong = []
     for text in texts:
-        mine, ref = OS.parse_schema(text), torch.parse_schema(text)
+        try:
+            ref = torch.parse_schema(text)
+        except RuntimeError:  # registered from C++ in a form torch's parser refuses
+            with pytest.raises(RuntimeError):  # (PyObject, when torch.distributed.tensor
+                OS.parse_schema(text)          # was imported): refused here too
+            continue
+        mine = OS.parse_schema(text)
         if _fields(mine) != _fields(ref):
             wrong.append(text)
         assert mine == OS.parse_schema(str(mine)) and hash(mine) == hash(

@@ -71,7 +71,8 @@ FFT = ("fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft
 #: contract of each is the docstring of its declaration below.
 OPTIONAL_HOOKS = frozenset(
     ("sigmoid", "rsqrt", "einsum", "index_advanced", "index_put_advanced",
-     "index_add_advanced", "take_along_axis", "device_timer", "spmm", "fused_kernels")
+     "index_add_advanced", "take_along_axis", "device_timer", "spmm", "fused_kernels",
+     "pinned_empty")
     + tuple("linalg_" + n for n in LINALG) + tuple("fft_" + n for n in FFT))
 
 
@@ -583,6 +584,11 @@ class Backend:
     #: in range, values and dense float32 or float64 of one dtype; a new ``(m, n)`` array.
     #: None: core's composite of index ops runs (gather, scale, index_add).
     spmm: Callable[..., Any] | None = None
+    #: ``pinned_empty(shape, numpy_dtype) -> numpy.ndarray``: an uninitialized host array in
+    #: page-locked memory this device copies from faster (``Tensor.pin_memory()``; CUDA:
+    #: ``cupyx.empty_pinned``). None: the device copies from ordinary host memory, and
+    #: ``pin_memory()`` makes an ordinary contiguous copy.
+    pinned_empty: Callable[..., Any] | None = None
     #: ``device_timer(index) -> timer``: device-side timing for ``omnitensor.profiler``,
     #: taken from the device's own clock (OpenCL profiling events, SYCL event profiling,
     #: CUDA events), created when a profiler starts recording on device ``index``. The

@@ -6,7 +6,8 @@
 * torch's removed methods (``eig``, ``lstsq``, ``solve``, ``symeig``, ``reinforce``): torch's
   own RuntimeError, naming the replacement (:func:`removed`);
 * layout and autograd queries (``dim_order``, ``output_nr``, ``name``, ``volatile``,
-  ``grad_dtype``, ``is_pinned``) and the deprecated out-of-place ``resize``/``resize_as``,
+  ``grad_dtype``; ``is_pinned``/``pin_memory`` from ``core/pinned.py``) and the deprecated
+  out-of-place ``resize``/``resize_as``,
   ``as_subclass`` and ``hash_tensor``.
 """
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 from .graph import needs_grad
 from .shape_util import normalize_axes
 from .tensor import Tensor, host_array
+from . import pinned
 from .ops import creation, join, shape as sh, storage
 from .ops.inplace import _graph_alias, check_leaf
 
@@ -181,8 +183,7 @@ def bind(T: Any) -> None:
     for fn in (dim_order, resize, resize_as, as_subclass, hash_tensor, split):
         setattr(T, fn.__name__, fn)
     T.slice_inverse = storage.slice_inverse
-    T.is_pinned = lambda self, device=None: False  # no backend allocates page-locked memory
-    T.is_pinned.__doc__ = "torch's ``is_pinned()``: False (no tensor here is page-locked)."
+    T.is_pinned, T.pin_memory = pinned.is_pinned, pinned.pin_memory
     T.output_nr = property(lambda self: self._output_nr,
                            doc="Which output of its ``grad_fn`` this tensor is.")
     T.name = property(lambda self: None, doc="torch's ``name``: None (no named tensors).")

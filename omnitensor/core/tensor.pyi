@@ -851,8 +851,10 @@ class Tensor:
     def is_opencl(self) -> Any:
         """True when the tensor is on a opencl device."""
         ...
-    def is_pinned(self, device=None) -> Any:
-        """torch's ``is_pinned()``: False (no tensor here is page-locked)."""
+    def is_pinned(self, device: Any = None) -> _bool:
+        """torch's ``is_pinned()``: whether this tensor's memory is page-locked (made by
+        :func:`pin_memory` with a pinning backend; a view of such a tensor is too).
+        """
         ...
     @property
     def is_quantized(self) -> Any: ...
@@ -1221,6 +1223,12 @@ class Tensor:
         ...
     def permute(self, /, *axes: Any) -> Tensor:
         """Reorder axes (a view)."""
+        ...
+    def pin_memory(self, device: Any = None) -> Tensor:
+        """torch's ``pin_memory()``: this cpu tensor copied to pinned host memory (itself when
+        already pinned); where no backend pins (see the module doc), a contiguous copy in
+        ordinary host memory. Differentiable, as a copy.
+        """
         ...
     def pinverse(self, *args: Any, **kwargs: Any) -> Any:
         """``omnitensor.linalg.pinv`` (torch's ``pinverse``)."""

@@ -7,11 +7,12 @@ is one gather per tensor. ``num_workers > 0`` loads and collates batches in work
 processes (``_worker.py``, ``_mp_iter.py``): they return cpu tensors, which the training
 loop moves to its device with ``.to(device)``, as in torch.
 
-``pin_memory``: torch pins host batches so that CUDA can copy them asynchronously. The
-backends here (NumPy cpu, OpenCL through PoCL, SYCL on a CPU runtime) have no page-locked
-allocation to offer, so ``pin_memory=True`` only makes each batch's host arrays
-C-contiguous (one copy per ``.to(device)``) and is otherwise accepted with no effect;
-``pin_memory_device`` is checked to name a device of this machine.
+``pin_memory``: torch pins host batches so that CUDA can copy them asynchronously. Where
+the accelerator (or ``pin_memory_device``) has a pinned allocator (CUDA's, see
+``core/pinned.py``) each host tensor of a batch is ``pin_memory()``-ed; the other backends
+(NumPy cpu, OpenCL, SYCL) have no page-locked allocation to offer, so there
+``pin_memory=True`` only makes each batch's host arrays C-contiguous (one copy per
+``.to(device)``); ``pin_memory_device`` is checked to name a device of this machine.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..core.ops.creation import tensor as _tensor
+from ..core.pinned import pinned_allocator
 from ..core.ops.random import Generator, default_generator, randint
 from ..core.ops.join import stack
 from ..core.tensor import Tensor
@@ -181,7 +183,11 @@ class DataLoader:
 
     @property
     def _pin_fn(self) -> Callable[[Any], Any] | None:
-        return _pin if self.pin_memory else None
+        if not self.pin_memory:
+            return None
+        device = self.pin_memory_device or None
+        pins = pinned_allocator(device) is not None
+        return lambda batch: _pin(batch, pins, device)
 
     def _batch_fetcher(self) -> Callable | None:
         """The dataset's ``__getbatch__`` when the loader may use it (default collate)."""
@@ -204,7 +210,8 @@ class DataLoader:
         # or not, so a seeded shuffle gives the same order for every num_workers
         self._shared_seed()
         it = self._iter_main()
-        return it if not self.pin_memory else (_pin(b) for b in it)
+        pin = self._pin_fn
+        return it if pin is None else (pin(b) for b in it)
 
     def _shared_seed(self) -> int:
         """The epoch's ``base_seed`` (torch's ``_get_shared_seed``)."""
@@ -281,13 +288,16 @@ class DataLoader:
         return len(self.sampler)
 
 
-def _pin(batch: Any) -> Any:
-    """``pin_memory=True``: host tensors of a batch made C-contiguous (see the module
-    docstring: no page-locked memory on these backends)."""
-    return map_batch(_pin_one, batch)
+def _pin(batch: Any, pins: bool = False, device: Any = None) -> Any:
+    """``pin_memory=True``: host tensors of a batch pinned where a backend pins (``pins``),
+    else made C-contiguous (see the module docstring)."""
+    return map_batch(lambda x: _pin_one(x, pins, device), batch)
 
 
-def _pin_one(x: Any) -> Any:
-    if isinstance(x, Tensor) and x.device.type == "cpu" and not x.is_contiguous():
-        return x.contiguous()
+def _pin_one(x: Any, pins: bool, device: Any) -> Any:
+    if isinstance(x, Tensor) and x.device.type == "cpu" and x.layout.name == "strided":
+        if pins:
+            return x.pin_memory(device)
+        if not x.is_contiguous():
+            return x.contiguous()
     return x

@@ -50,6 +50,11 @@ class CupyBackend(NamespaceBackend):
             self.erf, self.erfc = erf, erfc
         except ImportError:  # pragma: no cover - cupyx ships with cupy
             pass
+        try:  # page-locked host arrays for Tensor.pin_memory (untested here: no GPU)
+            import cupyx
+            self.pinned_empty = cupyx.empty_pinned
+        except ImportError:  # pragma: no cover - cupyx ships with cupy
+            pass
         try:  # sparse @ dense through cuSPARSE (the spmm hook)
             from cupyx.scipy import sparse
             self.spmm = functools.partial(library_spmm, sparse, cupy)

@@ -194,7 +194,9 @@ class UntypedStorage:
         return self.tolist()[i]
 
     def is_pinned(self, device: Any = None) -> bool:
-        return False
+        """Whether the owner's memory is page-locked (``Tensor.pin_memory``)."""
+        owner = self._owner if self._owner._base is None else self._owner._base
+        return bool(owner.__dict__.get("_pinned", False))
 
     def __sizeof__(self) -> int:  # sys.getsizeof: the bytes held, as torch's storages say
         return object.__sizeof__(self) + self.nbytes()

@@ -137,3 +137,29 @@ def test_solve_batched_vector_rhs_like_torch(device, a_shape, b_shape):
         theirs = torch.linalg.solve(torch.tensor(a), torch.tensor(b)[None])
     assert tuple(ours.shape) == tuple(theirs.shape)
     _close(ours, theirs, device)
+
+
+@pytest.mark.parametrize("ord", ["fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])
+@pytest.mark.parametrize("dim,keepdim", [((0, 2), True), ((2, 0), False), ((1, 0), True)])
+def test_matrix_norm_over_any_two_dims(device, ord, dim, keepdim):
+    """matrix_norm(A, ord, dim, keepdim) positionally, over dims other than the last two
+    (every ord but fro read the last two before), with torch's dtype= cast."""
+    A = RNG.standard_normal((3, 4, 5)).astype(_dt(device))
+    ours = ot.linalg.matrix_norm(ot.tensor(A, device=device), ord, dim, keepdim)
+    _close(ours, torch.linalg.matrix_norm(torch.tensor(A), ord, dim, keepdim), device, 10)
+    half = ot.linalg.matrix_norm(ot.tensor(A, device=device), ord, dim, dtype=ot.float32)
+    assert half.dtype is ot.float32
+
+
+def test_matrix_norm_vecdot_vander_torch_rules(device):
+    x = ot.ones(3, 4, device=device)
+    with pytest.raises(RuntimeError, match="dim must be a 2-tuple"):
+        ot.linalg.matrix_norm(x, 2, (0,))
+    with pytest.raises(RuntimeError, match="dims must be different"):
+        ot.linalg.matrix_norm(x, 2, (1, 1))
+    _close(ot.linalg.vecdot(x, x, dim=0), torch.linalg.vecdot(torch.ones(3, 4),
+                                                              torch.ones(3, 4), dim=0), device)
+    v = ot.tensor(2.0, device=device)
+    _close(ot.linalg.vander(v, N=3), torch.linalg.vander(torch.tensor(2.0), N=3), device)
+    with pytest.raises(RuntimeError, match="N must be greater than 1"):
+        ot.linalg.vander(ot.tensor([2.0], device=device))

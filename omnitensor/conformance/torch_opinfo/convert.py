@@ -77,8 +77,8 @@ class Converter:
         t = t.detach()
         if t.layout == tm.sparse_coo:
             t = t if t.is_coalesced() else t.coalesce()
-            parts = (t.indices(), t.values())  # held: the memo is keyed by id()
-            idx, vals = (Converter(ns, self.device)(p) for p in parts)
+            coo = (t.indices(), t.values())  # held: the memo is keyed by id()
+            idx, vals = (Converter(ns, self.device)(p) for p in coo)
             return ns.sparse_coo_tensor(idx, vals, tuple(t.shape))
         if t.dim() != 2 or t.values().dim() != 1:
             raise Unconvertible(f"a batched or hybrid {t.layout} tensor")

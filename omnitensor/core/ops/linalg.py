@@ -18,7 +18,7 @@ from ...errors import OmnitensorError, ShapeError
 from .. import dtypes as _dt, host_fallback
 from ..device import same_device
 from ..graph import needs_grad, no_grad_ctx, record
-from ..shape_util import broadcast_shapes
+from ..shape_util import broadcast_shapes, normalize_axis
 from ..tensor import Tensor, _make
 from .composite import cross as _cross
 from .creation import eye, tril, triu, zeros
@@ -401,27 +401,45 @@ def matrix_power(x: Tensor, n: int, /) -> Tensor:
     return result
 
 
-def matrix_norm(x: Tensor, /, ord: Any = "fro", *, keepdims: bool = False,  # noqa: A002
-                dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
-    """Frobenius, nuclear, 1/-1/inf/-inf or 2/-2 norms of the last two axes."""
+def _matrix_dims(dim: Any, ndim: int) -> tuple[int, int]:
+    """``dim`` of a matrix norm as two distinct non-negative axes (torch's checks)."""
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        shown = ", ".join(str(d) for d in dim) if isinstance(dim, (tuple, list)) else dim
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {shown}")
+    d0, d1 = (normalize_axis(d, ndim) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, "
+                           f"{dim[1]})")
+    return d0, d1
+
+
+def matrix_norm(x: Tensor, /, ord: Any = "fro", dim: Any = (-2, -1),  # noqa: A002
+                keepdim: bool = False, *, keepdims: bool = False, dtype: Any = None) -> Tensor:
+    """Frobenius, nuclear, 1/-1/inf/-inf or 2/-2 norms of the matrices over ``dim`` (the
+    last two axes by default); ``dtype``: the input is cast to it first (torch)."""
     keep = keepdims or keepdim
-    x = floating(x)
+    x = floating(x) if dtype is None else x.to(dtype)
+    d0, d1 = _matrix_dims(dim, x.ndim)
     if ord == "fro":
-        return vector_norm(x, 2, axis=tuple(dim), keepdims=keep)
+        return vector_norm(x, 2, axis=(d0, d1), keepdims=keep)
+    m = x.movedim((d0, d1), (-2, -1))  # the matrices last: rows -2, columns -1
     if ord == "nuc":
-        r = svdvals(x).sum(dim=-1)
+        r = svdvals(m).sum(dim=-1)
     elif ord in (2, -2):
-        s = svdvals(x)
+        s = svdvals(m)
         r = s.amax(dim=-1) if ord == 2 else s.amin(dim=-1)
     elif ord in (1, -1):
-        c = x.abs().sum(dim=-2)
+        c = m.abs().sum(dim=-2)
         r = c.amax(dim=-1) if ord == 1 else c.amin(dim=-1)
     elif ord in (math.inf, -math.inf):
-        c = x.abs().sum(dim=-1)
+        c = m.abs().sum(dim=-1)
         r = c.amax(dim=-1) if ord == math.inf else c.amin(dim=-1)
     else:
         raise ValueError(f"matrix_norm: unsupported ord {ord!r}")
-    return r.unsqueeze(-1).unsqueeze(-1) if keep else r
+    if keep:
+        for d in sorted((d0, d1)):
+            r = r.unsqueeze(d)
+    return r
 
 
 def norm(x: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002

@@ -336,10 +336,13 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
 
 
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:
-    """Columns ``x**0, x**1, ..., x**(N-1)`` (increasing powers, as torch.linalg)."""
+    """Columns ``x**0, x**1, ..., x**(N-1)`` (increasing powers, as torch.linalg); a 0-d
+    ``x`` counts as one element (a (1, N) result)."""
+    if x.ndim == 0:
+        x = x.reshape(1)
     n = x.shape[-1] if N is None else N
-    if n < 0:
-        raise ValueError(f"linalg.vander: N must be non-negative, got {n}")
+    if n <= 1:
+        raise RuntimeError(f"linalg.vander: N must be greater than 1, got {n}")
     powers = arange(n, dtype=x.dtype if x.dtype.kind in "fc" else _dt.int64, device=x.device)
     return x.unsqueeze(-1) ** powers
 

@@ -157,8 +157,11 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
 ger = outer
 
 
-def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
-    """Array API ``vecdot``: ``sum(conj(x1) * x2, axis)`` with broadcasting."""
+def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1, dim: int | None = None) -> Tensor:
+    """Array API ``vecdot``: ``sum(conj(x1) * x2, axis)`` with broadcasting (``dim``:
+    torch's name for ``axis``)."""
+    if dim is not None:
+        axis = dim
     if x1.ndim == 0 or x2.ndim == 0:
         raise ShapeError("vecdot: arguments need at least one dimension")
     shape = broadcast_shapes(x1.shape, x2.shape)

@@ -18,6 +18,7 @@ import omnitensor.distributed as dist
 import omnitensor.nn.functional as F
 import omnitensor.optim as optim
 from omnitensor.distributed.algorithms.ddp_comm_hooks import default_hooks as H
+from omnitensor.distributed.algorithms.ddp_comm_hooks.debugging_hooks import noop_hook
 from omnitensor.futures import Future
 from omnitensor.nn.parallel import DistributedDataParallel as DDP
 
@@ -121,6 +122,15 @@ def s_custom_hooks() -> None:
     assert [s[1] for s in seen] == [False] * (nb - 1) + [True], seen
     ids = [i for s in seen for i in s[2]]
     assert sorted(ids) == sorted(id(p) for p in model.parameters()), "bucket parameters"
+    # torch's noop_hook: every rank keeps its own (undivided) local gradients
+    ref2, model2 = mlp(8), mlp(8)
+    ddp2 = DDP(model2, bucket_cap_mb=0.0005)
+    ddp2.register_comm_hook(None, noop_hook)
+    F.cross_entropy(ddp2(mine(x)), mine(y)).backward()
+    for i, (g, w) in enumerate(zip([p.grad.cpu().numpy() for p in model2.parameters()],
+                                   _local_grads(ref2, mine(x), mine(y)))):
+        assert np.allclose(g, w, rtol=1e-5, atol=1e-6), f"noop_hook: grad {i}"
+    ddp2.remove_hooks()
     try:
         ddp.register_comm_hook(None, H.allreduce_hook)
     except RuntimeError as e:

@@ -13,6 +13,7 @@ from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_e
 from .checkpoint import checkpoint
 from .engine import backward, grad, queue_callback
 from .function import Function, FunctionCtx, once_differentiable
+from .nested_io import NestedIOFunction
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, is_multithreading_enabled, no_grad,
                         set_grad_enabled, set_multithreading_enabled)
@@ -27,5 +28,5 @@ __all__ = [
     "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "forward_ad", "functional",
     "grad_mode",
     "Variable", "set_multithreading_enabled", "is_multithreading_enabled",
-    "is_anomaly_check_nan_enabled",
+    "is_anomaly_check_nan_enabled", "NestedIOFunction",
 ]

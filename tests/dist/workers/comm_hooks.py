@@ -28,8 +28,9 @@ STEPS = 3
 
 
 def train(hook: Callable | None, state: Any = None, bucket_cap_mb: Any = 0.0005,
-          builtin: Any = None) -> list[np.ndarray]:
-    """Parameters after STEPS SGD steps of DDP (several buckets) with ``hook``."""
+          builtin: Any = None, accumulate: bool = False) -> list[np.ndarray]:
+    """Parameters after STEPS SGD steps of DDP (several buckets) with ``hook``;
+    ``accumulate``: even steps run half the share under ``no_sync()`` first."""
     model = mlp(100 + R)
     ddp = DDP(model, bucket_cap_mb=bucket_cap_mb)
     if hook is not None:
@@ -40,7 +41,12 @@ def train(hook: Callable | None, state: Any = None, bucket_cap_mb: Any = 0.0005,
     for step in range(STEPS):
         x, y = batch(step)
         opt.zero_grad()
-        F.cross_entropy(ddp(mine(x)), mine(y)).backward()
+        xs, ys = mine(x), mine(y)
+        if accumulate and step % 2 == 0:
+            with ddp.no_sync():
+                F.cross_entropy(ddp(xs[:4]), ys[:4]).backward()
+            xs, ys = xs[4:], ys[4:]
+        F.cross_entropy(ddp(xs), ys).backward()
         opt.step()
     ddp.remove_hooks()
     return [p.detach().cpu().numpy().copy() for p in model.parameters()]
@@ -216,8 +222,8 @@ def _same_buckets(ours: list, theirs: list) -> None:
         assert err <= 1e-6, f"bucket {what[0]}: local gradients differ from torch's by {err}"
 
 
-def _torch_train(torch: Any, init: list[np.ndarray], hook: Any, state: Any
-                 ) -> list[np.ndarray]:
+def _torch_train(torch: Any, init: list[np.ndarray], hook: Any, state: Any,
+                 accumulate: bool = False) -> list[np.ndarray]:
     from torch.nn.parallel import DistributedDataParallel as TDDP
     net = torch.nn.Sequential(torch.nn.Linear(12, 32), torch.nn.Tanh(), torch.nn.Linear(32, 32),
                               torch.nn.ReLU(), torch.nn.Linear(32, 5))
@@ -233,6 +239,10 @@ def _torch_train(torch: Any, init: list[np.ndarray], hook: Any, state: Any
         xs = torch.from_numpy(mine(x).cpu().numpy())
         ys = torch.from_numpy(mine(y).cpu().numpy()).long()
         opt.zero_grad()
+        if accumulate and step % 2 == 0:
+            with ddp.no_sync():
+                torch.nn.functional.cross_entropy(ddp(xs[:4]), ys[:4]).backward()
+            xs, ys = xs[4:], ys[4:]
         torch.nn.functional.cross_entropy(ddp(xs), ys).backward()
         opt.step()
     return [p.detach().numpy().copy() for p in net.parameters()]
@@ -272,6 +282,10 @@ def s_matches_torch_gloo() -> None:
               _torch_train(torch, init, _recording_hook(TH.allreduce_hook), theirs),
               "recording hook: omnitensor vs torch DDP on gloo", 2e-6)
         _same_buckets(ours, theirs)  # same buckets, order, is_last, local gradients
+        hook, thook = _scaled_sum_hook(dist), _scaled_sum_hook(tdist)
+        close(train(hook, 0.25, accumulate=True),
+              _torch_train(torch, init, thook, 0.25, accumulate=True),
+              "scaled sum hook after no_sync accumulation: omnitensor vs torch", 2e-6)
     finally:
         tdist.destroy_process_group()
 

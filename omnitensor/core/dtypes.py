@@ -190,6 +190,18 @@ complex32.unsupported = ("complex32 (chalf) tensors are not supported by omniten
 _BY_NAME["complex32"] = _BY_NAME["chalf"] = complex32
 
 
+#: torch's C++ scalar type names (``Double``, ``Long``...), which its messages print
+_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                 "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+                 "int8": "Char", "uint8": "Byte", "bool": "Bool",
+                 "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def scalar_type_name(d: DType) -> str:
+    """torch's scalar type name of ``d`` (``float64`` -> ``Double``), else its own name."""
+    return _SCALAR_NAMES.get(d.name, d.name)
+
+
 def as_dtype(obj: Any) -> DType:
     """Turn a DType, a name (``"float32"``, ``"float"``), a NumPy dtype or a Python type
     (``float``, ``int``, ``bool``, ``complex``) into a :class:`DType`."""

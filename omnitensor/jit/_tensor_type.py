@@ -5,13 +5,8 @@ from __future__ import annotations
 import builtins
 from typing import Any, Sequence
 
+from ..core.dtypes import scalar_type_name
 from .types import Type, _Singleton
-
-_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
-                 "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
-                 "int8": "Char", "uint8": "Byte", "bool": "Bool",
-                 "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
 
 class TensorType(_Singleton):
     """TorchScript's ``Tensor``; ``create_from_tensor`` also records a tensor's dtype,
@@ -62,7 +57,7 @@ class TensorType(_Singleton):
     def scalarType(self) -> builtins.str | None:
         if self._dtype is None:
             return None
-        return _SCALAR_NAMES.get(str(self._dtype).rsplit(".", 1)[-1], str(self._dtype))
+        return scalar_type_name(self._dtype)
 
     def dtype(self) -> Any:
         return self._dtype

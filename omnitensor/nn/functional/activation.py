@@ -126,6 +126,8 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
              inplace: bool = False) -> Tensor:
     """``clamp(x, min_val, max_val)``; unlike clamp's, the gradient is 0 at the bounds
     (torch's ``hardtanh_backward``: ``min_val < x < max_val``), so ``relu6`` matches."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
     if input.dtype.kind in "iu":  # torch keeps an integer tensor's dtype
         return _apply(input, lambda x: x.clamp(min_val, max_val).to(x.dtype), inplace)
     return _apply(input, lambda x: x.where((x > min_val) & (x < max_val),
@@ -219,6 +221,9 @@ def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     """``max(0, x) + weight * min(0, x)``; ``weight`` has one value or one per channel
     (dim 1; an input of fewer than 2 dims has one channel)."""
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")
     n = weight.numel()
     channels = input.shape[1] if input.ndim >= 2 else 1
     if n != 1 and n != channels:

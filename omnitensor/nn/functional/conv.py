@@ -16,6 +16,7 @@ from typing import Any
 
 from ...core.autocast_state import autocast_operands, state as _autocast
 from ...core.capture_hooks import composite
+from ...core.dtypes import scalar_type_name
 from ...core.graph import needs_grad, no_grad_ctx, record
 from ...core.tensor import Tensor
 from ...core.trusted import ops_for
@@ -62,12 +63,25 @@ def _bias_shape(o: int, nd: int) -> tuple[int, ...]:
     return (o,) + (1,) * nd
 
 
+def _same_dtype(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:  # noqa: A002
+    """torch's rule: a convolution's input, weight and bias share one dtype (no promotion),
+    with its messages."""
+    if weight.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(input.dtype)} but found "
+                           f"{scalar_type_name(weight.dtype)} (the conv weight's dtype must be "
+                           f"the input's: cast one with .to(dtype))")
+    if bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"Input type ({input.dtype.name}) and bias type "
+                           f"({bias.dtype.name}) should be the same")
+
+
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,  # noqa: A002
                 padding: Any, dilation: Any, groups: int, nd: int, op: str) -> Tensor:
     """N-d cross-correlation (torch's convolution) of ``(N, C, *S)`` or unbatched
     ``(C, *S)`` with ``weight`` ``(O, C // groups, *k)``."""
     if _autocast.active:
         input, weight, bias = autocast_operands(op, input, weight, bias)  # noqa: A001
+    _same_dtype(input, weight, bias)
     unbatched, s, p, d, out = conv_geometry(op, nd, input, weight, bias, stride, padding,
                                             dilation, groups)
     x = input.unsqueeze(0) if unbatched else input
@@ -157,6 +171,7 @@ def conv_transpose(input: Tensor, weight: Tensor, bias: Tensor | None,  # noqa: 
     ops (matmul, the ``col2im`` node, a bias add)."""
     if _autocast.active:
         input, weight, bias = autocast_operands(op, input, weight, bias)  # noqa: A001
+    _same_dtype(input, weight, bias)
     unbatched, s, p, d, out = conv_transpose_geometry(op, nd, input, weight, bias, stride,
                                                       padding, output_padding, groups,
                                                       dilation)

@@ -171,6 +171,9 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int] | int,  # noqa: A002
     """``x / sqrt(mean(x^2) + eps) * weight`` over the last ``len(normalized_shape)``
     dims; ``eps`` defaults to the dtype's machine epsilon, as torch's."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
     if tuple(input.shape[input.ndim - len(shape):]) != shape:
         raise ValueError(f"rms_norm: expected the input's last dims to be {list(shape)}, got "
                          f"shape {list(input.shape)}")

@@ -174,13 +174,30 @@ def _volatile(self: Tensor) -> bool:
     return False
 
 
+def record_stream(self: Tensor, stream: Any) -> None:
+    """torch's ``Tensor.record_stream``: mark the tensor's memory in use by work queued on
+    ``stream``. Every omnitensor device runs its ops through one in-order queue (all its
+    streams are that queue, ``omnitensor/streams.py``), and freed memory is reused only by
+    work queued after the free, which runs after the stream's work: nothing to record. As
+    torch, a cpu tensor has no streams and a stream of another device is refused."""
+    dev = getattr(stream, "device", None)
+    if self.device.type == "cpu":
+        raise NotImplementedError("record_stream: cpu tensors have no streams (as in torch); "
+                                  "it applies to device tensors")
+    if dev is None or not hasattr(stream, "wait_stream"):
+        raise RuntimeError(f"record_stream: expected a Stream, got {type(stream).__name__}")
+    if dev != self.device:
+        raise RuntimeError(f"record_stream: the stream is on {dev}, the tensor on "
+                           f"{self.device}; record a stream of the tensor's device")
+
+
 def bind(T: Any) -> None:
     """Bind this module's methods and properties onto ``T`` (the Tensor class)."""
     for name, view in INPLACE_VIEWS.items():
         setattr(T, name, inplace_view(view, name))
     for name, message in REMOVED.items():
         setattr(T, name, removed(name, message))
-    for fn in (dim_order, resize, resize_as, as_subclass, hash_tensor, split):
+    for fn in (dim_order, resize, resize_as, as_subclass, hash_tensor, split, record_stream):
         setattr(T, fn.__name__, fn)
     T.slice_inverse = storage.slice_inverse
     T.is_pinned, T.pin_memory = pinned.is_pinned, pinned.pin_memory

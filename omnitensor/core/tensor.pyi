@@ -1303,6 +1303,14 @@ class Tensor:
         """Elementwise reciprocal (Array API / torch semantics)."""
         ...
     def reciprocal_(self) -> Tensor: ...
+    def record_stream(self, stream: Any) -> None:
+        """torch's ``Tensor.record_stream``: mark the tensor's memory in use by work queued on
+        ``stream``. Every omnitensor device runs its ops through one in-order queue (all its
+        streams are that queue, ``omnitensor/streams.py``), and freed memory is reused only by
+        work queued after the free, which runs after the stream's work: nothing to record. As
+        torch, a cpu tensor has no streams and a stream of another device is refused.
+        """
+        ...
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> Any:
         """``hook(grad)`` runs when this tensor's gradient is computed; a returned tensor
         replaces the gradient. Returns a handle with ``remove()``.

@@ -32,3 +32,20 @@ def test_tensorboard_trace_handler_use_python_export(device, tmp_path) -> None:
         events = json.loads((logdir / f).read_text())["traceEvents"]
         names.append(sorted({e["name"] for e in events if e.get("ph") == "X"}))
     assert names[0] == names[1] and any("mul" in n for n in names[0])
+
+
+def test_device_type_is_c10s_enumeration_and_reads_events(device) -> None:
+    """torch.profiler.DeviceType: torch's members, c10's numbers and printing; a torch
+    script filtering events by DeviceType finds omnitensor's events of each device."""
+    theirs = torch.profiler.DeviceType.__members__
+    assert {m.name for m in profiler.DeviceType} == set(theirs)
+    for name, member in theirs.items():
+        assert int(profiler.DeviceType[name]) == int(member)
+        assert str(profiler.DeviceType[name]) == str(member)
+    x = ot.ones(8, device=device)
+    with profiler.profile(activities=[profiler.ProfilerActivity.CPU]) as prof:
+        (x * 3).sum()
+    want = {"cpu": "CPU", "opencl": "OPENCL", "sycl": "XPU", "cuda": "CUDA"}[x.device.type]
+    kind = profiler.DeviceType[want]
+    ops = [e for e in prof.events() if e.device_type == kind]
+    assert ops and all(e.device == str(x.device) for e in ops if e.device_type != "cpu")

@@ -23,14 +23,14 @@ installed: zero cost.
 """
 from __future__ import annotations
 
-from .activity import ProfilerActivity, supported_activities
+from .activity import DeviceType, ProfilerActivity, supported_activities
 from .events import EventList, FunctionEvent, FunctionEventAvg
 from .profile import profile
 from .record_function import record_function
 from .schedule import ProfilerAction, schedule
 from .trace import tensorboard_trace_handler
 
-__all__ = ["profile", "record_function", "ProfilerActivity", "ProfilerAction", "schedule",
+__all__ = ["profile", "record_function", "DeviceType", "ProfilerActivity", "ProfilerAction", "schedule",
            "tensorboard_trace_handler", "supported_activities", "EventList",
            "FunctionEvent", "FunctionEventAvg", "kineto_available"]
 

@@ -25,7 +25,7 @@ class FunctionEvent:
     ``record_function`` range ("user").
 
     ``device_type`` is the device type string of the op (``"cpu"``, ``"opencl"``,
-    ``"sycl"``, ``"cuda"``); ``device`` the device (``"opencl:0"``). ``spans`` are the
+    ``"sycl"``, ``"cuda"``; equal to the ``DeviceType`` member of that device); ``device`` the device (``"opencl:0"``). ``spans`` are the
     device's timestamps of its own work, ``(kernel or primitive name, start_ns, end_ns)``;
     ``stack`` the Python stack that called it (``with_stack``, innermost first), ``flops``
     its own FLOPs (``with_flops``).

@@ -104,3 +104,22 @@ def test_assert_int_or_pair() -> None:
         lib.assert_int_or_pair((1, 2), "k", "{} bad")
         with pytest.raises(AssertionError, match="kernel_size must be an int or a pair"):
             lib.assert_int_or_pair((1, 2, 3), "kernel_size", "{} must be an int or a pair")
+
+
+@pytest.mark.parametrize("log_input", [True, False])
+def test_poisson_nll_loss_full_with_zero_and_one_counts(device, log_input):
+    """full=True adds Stirling's term only where target > 1; zero counts (log 0) gave nan
+    for every reduction before the term was masked."""
+    x = RNG.uniform(0.1, 3.0, (4, 5)).astype(np.float32)
+    y = RNG.integers(0, 4, (4, 5)).astype(np.float32)  # zeros and ones among them
+    y[0, :3] = (0, 1, 3)
+    xo, xt = _t(x, device, True), torch.tensor(x, requires_grad=True)
+    for reduction in ("none", "mean", "sum"):
+        o = F.poisson_nll_loss(xo, _t(y, device), log_input=log_input, full=True,
+                               reduction=reduction)
+        t = TF.poisson_nll_loss(xt, torch.tensor(y), log_input=log_input, full=True,
+                                reduction=reduction)
+        _close(o, t, 1e-4)
+    o.backward()
+    t.backward()
+    _close(xo.grad, xt.grad, 1e-4)

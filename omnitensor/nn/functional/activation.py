@@ -241,6 +241,8 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,  # noqa
           training: bool = False, inplace: bool = False) -> Tensor:
     """Randomized leaky ReLU: slopes drawn uniformly from ``[lower, upper]`` for each
     negative element in training, their mean ``(lower + upper) / 2`` in evaluation."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
 

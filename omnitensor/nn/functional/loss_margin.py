@@ -145,15 +145,19 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = No
     return _reduce_by(loss, r)
 
 
+def _positive_margin(margin: float) -> None:
+    """The triplet losses' rule (torch's message)."""
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+
+
 def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
                                       distance_function: Callable[..., Tensor] | None = None,
                                       margin: float = 1.0, swap: bool = False,
                                       reduction: str = "mean") -> Tensor:
     """``max(d(a, p) - d(a, n) + margin, 0)``; ``swap`` uses ``min(d(a, n), d(p, n))``."""
     reduction_check(reduction)
-    if margin <= 0:
-        raise ValueError(f"triplet_margin_with_distance_loss: expected margin > 0, got "
-                         f"{margin}")
+    _positive_margin(margin)
     dist = pairwise_distance if distance_function is None else distance_function
     d_ap, d_an = dist(anchor, positive), dist(anchor, negative)
     if swap:
@@ -167,6 +171,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         reduction: str = "mean") -> Tensor:
     """:func:`triplet_margin_with_distance_loss` with the ``p``-norm distance."""
     r = _reduction(size_average, reduce, reduction)
+    _positive_margin(margin)
     d_ap = pairwise_distance(anchor, positive, p, eps)
     d_an = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -184,7 +189,9 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True,  # n
     if full:
         y = target
         stirling = y * y.log() - y + 0.5 * (2 * math.pi * y).log()
-        loss = loss + stirling.where(y > 1, stirling * 0)
+        # masked, not multiplied by 0: where y <= 1 the term is inf/nan (log 0, log of a
+        # negative) and must not reach the loss (torch's masked_fill)
+        loss = loss + stirling.masked_fill(y <= 1, 0)
     return _reduce_by(loss, r)
 
 

@@ -12,6 +12,7 @@ from .core.dtypes import DType as dtype  # noqa: F401 - torch._C.dtype
 from .core.graph import is_grad_enabled
 from .core.ops.random import Generator  # noqa: F401 - torch._C.Generator
 from .core.shape_util import Size  # noqa: F401 - torch._C.Size
+from .core import torch_function as _tf
 from .core.tensor import Tensor
 
 TensorBase = _TensorBase = Tensor  # torch._C.TensorBase: the Tensor's base class
@@ -57,10 +58,6 @@ def _are_functorch_transforms_active() -> bool:
     return False
 
 
-def _is_torch_function_enabled() -> bool:
-    return True
-
-
 def _get_privateuse1_backend_name() -> str:
     return "privateuseone"
 
@@ -77,28 +74,15 @@ _jit_override_can_fuse_on_cpu = _jit_set_profiling_executor
 _jit_override_can_fuse_on_gpu = _jit_set_profiling_executor
 
 
-class DisableTorchFunction:
-    """``with torch._C.DisableTorchFunction():`` - omnitensor has no ``__torch_function__``
-    dispatch to disable, so the block runs as written."""
-
-    def __enter__(self) -> "DisableTorchFunction":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
-
-
-DisableTorchFunctionSubclass = DisableTorchFunction
-
-
-def _disabled_torch_function_impl(func: Any, types: Any, args: Any = (),
-                                  kwargs: Any = None) -> Any:
-    """torch's default ``__torch_function__``: call ``func``."""
-    return func(*args, **(kwargs or {}))
-
-
-def _has_torch_function(args: Any) -> bool:
-    return False
+# torch's __torch_function__ switches and checks (the rule lives in core/torch_function.py;
+# omnitensor's own ops never dispatch, these serve library code written in torch's style)
+_has_torch_function = _tf.has_torch_function
+_has_torch_function_unary = _tf.has_torch_function_unary
+_has_torch_function_variadic = _tf.has_torch_function_variadic
+_disabled_torch_function_impl = _tf.disabled_torch_function_impl
+_is_torch_function_enabled = _tf.is_torch_function_enabled
+DisableTorchFunction = _tf.DisableTorchFunction
+DisableTorchFunctionSubclass = _tf.DisableTorchFunctionSubclass
 
 
 def __getattr__(name: str) -> Any:
@@ -115,4 +99,4 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [n for n in dict(globals()) if not n.startswith("__") and n not in
-           ("annotations", "Any")] + ["is_grad_enabled"]
+           ("annotations", "Any", "_tf")] + ["is_grad_enabled"]

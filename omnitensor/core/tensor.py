@@ -303,6 +303,19 @@ class Tensor:
     def __repr__(self) -> str:
         return tensor_repr(self)
 
+    @classmethod
+    def __torch_function__(cls, func: Callable[..., Any], types: Any, args: Any = (),
+                           kwargs: Any = None) -> Any:
+        """torch's default ``__torch_function__``: calls ``func`` with the protocol off and
+        hands Tensor results back as ``cls``; NotImplemented when some type in ``types`` is
+        not a base of ``cls``. omnitensor's own ops never call it: only
+        ``handle_torch_function`` (core/torch_function.py) and subclasses' ``super()``."""
+        from .torch_function import DisableTorchFunctionSubclass, convert_result
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with DisableTorchFunctionSubclass():
+            return convert_result(func(*args, **(kwargs or {})), cls)
+
     __str__ = __repr__
 
     def __format__(self, spec: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.tensor import Tensor
+from ..core.torch_function import disabled_torch_function_impl
 
 __all__ = ["Parameter", "is_parameter", "Buffer"]
 
@@ -17,6 +18,8 @@ class Parameter(Tensor):
     the rare ones), so this subclass adds no slots of its own."""
 
     __slots__ = ()
+    # torch's Parameter opts out of __torch_function__ (it counts as a plain Tensor)
+    __torch_function__ = disabled_torch_function_impl
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> "Parameter":
         if data is None:

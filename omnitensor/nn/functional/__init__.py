@@ -88,3 +88,11 @@ __all__ += ["celu_", "elu_", "gumbel_softmax", "hardshrink", "hardtanh_", "prelu
 from .grouped import assert_int_or_pair, conv_tbc, grouped_mm
 
 __all__ += ["grouped_mm", "conv_tbc", "assert_int_or_pair"]
+
+# torch's __torch_function__ guards, as torch.nn.functional re-exports them (omnitensor's
+# functionals do not dispatch; these serve library code written in torch's style)
+from ...core.torch_function import (handle_torch_function, has_torch_function,
+                                    has_torch_function_unary, has_torch_function_variadic)
+
+__all__ += ["handle_torch_function", "has_torch_function", "has_torch_function_unary",
+            "has_torch_function_variadic"]

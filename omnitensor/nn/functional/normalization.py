@@ -3,6 +3,8 @@
 works); running statistics are updated in place under no_grad, as torch does."""
 from __future__ import annotations
 
+import math
+
 from typing import Any, Sequence
 
 from ...core.autocast_state import autocast_operands, state as _autocast
@@ -108,7 +110,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # 
     if c % num_groups:
         raise ValueError(f"group_norm: {c} channels are not divisible into {num_groups} "
                          f"groups")
-    x = input.reshape(n, num_groups, -1)
+    group = (c // num_groups) * math.prod(input.shape[2:])  # explicit: -1 fails when n == 0
+    x = input.reshape(n, num_groups, group)
     mean = x.mean(dim=2, keepdim=True)
     centered = x - mean
     var = (centered * centered).mean(dim=2, keepdim=True)

@@ -21,7 +21,7 @@ PROGRAM = REPO / "tests" / "programs" / "ddp_comm_hooks_torch.py"
 
 #: the hook worker's sections (keep in sync with SECTIONS in workers/comm_hooks.py)
 SECTIONS = ["allreduce_hook", "fp16_compress_hook", "custom_hooks", "hook_errors",
-            "matches_torch_gloo"]
+            "powerSGD", "matches_torch_gloo"]
 
 pytestmark = [pytest.mark.mpi, needs_mpi]
 
@@ -40,7 +40,7 @@ def test_comm_hooks_two_ranks(suite_report, dist_device: str, section: str) -> N
     _check(suite_report(dist_device, 2), section)
 
 
-@pytest.mark.parametrize("section", SECTIONS[:4])
+@pytest.mark.parametrize("section", SECTIONS[:5])
 def test_comm_hooks_three_ranks_cpu(suite_report, section: str) -> None:
     _check(suite_report("cpu", 3), section)
 
@@ -80,3 +80,19 @@ def test_torch_program_with_hooks_matches_torch(tmp_path) -> None:
         for i, (a, b) in enumerate(zip(params, ours["runs"][run])):
             err = float(np.max(np.abs(np.asarray(a) - np.asarray(b))))
             assert err <= 2e-6, f"{run}: parameter {i} differs from torch's by {err}"
+
+
+@pytest.mark.parametrize("dist_device", DIST_DEVICES)
+def test_powerSGD_hook_matches_torch(dist_device: str) -> None:
+    """workers/powersgd_vs_torch.py: our powerSGD_hook and torch's on the same gradient
+    buckets (one rank, several iterations, ranks 1/2/3, batched shapes)."""
+    skip_absent(dist_device)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT"):
+        env.pop(var, None)
+    proc = subprocess.run([sys.executable, str(REPO / "tests" / "dist" / "workers" /
+                                               "powersgd_vs_torch.py"), dist_device],
+                          env=env, capture_output=True, text=True, timeout=300, cwd=str(REPO))
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), \
+        proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -18,6 +18,7 @@ import omnitensor.distributed as dist
 import omnitensor.nn.functional as F
 import omnitensor.optim as optim
 from omnitensor.distributed.algorithms.ddp_comm_hooks import default_hooks as H
+from omnitensor.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as PS
 from omnitensor.distributed.algorithms.ddp_comm_hooks.debugging_hooks import noop_hook
 from omnitensor.futures import Future
 from omnitensor.nn.parallel import DistributedDataParallel as DDP
@@ -28,7 +29,8 @@ STEPS = 3
 
 
 def train(hook: Callable | None, state: Any = None, bucket_cap_mb: Any = 0.0005,
-          builtin: Any = None, accumulate: bool = False) -> list[np.ndarray]:
+          builtin: Any = None, accumulate: bool = False, steps: int = STEPS
+          ) -> list[np.ndarray]:
     """Parameters after STEPS SGD steps of DDP (several buckets) with ``hook``;
     ``accumulate``: even steps run half the share under ``no_sync()`` first."""
     model = mlp(100 + R)
@@ -38,7 +40,7 @@ def train(hook: Callable | None, state: Any = None, bucket_cap_mb: Any = 0.0005,
     if builtin is not None:
         ddp._register_builtin_comm_hook(builtin)
     opt = optim.SGD(ddp.parameters(), lr=0.1)
-    for step in range(STEPS):
+    for step in range(steps):
         x, y = batch(step)
         opt.zero_grad()
         xs, ys = mine(x), mine(y)
@@ -176,6 +178,31 @@ def s_hook_errors() -> None:
     ddp.remove_hooks()
 
 
+def s_powerSGD() -> None:
+    """PowerSGD with the full rank of every gradient matrix (min_compression_rate 0: all
+    compressed) reconstructs the average exactly, whatever its random start: DDP with it
+    follows DDP without a hook. Rank 1 compresses (differs) and keeps an error. (torch's
+    own powerSGD_hook hangs on gloo with 2 ranks, a nested wait in a gloo callback, so
+    tests/dist/workers/powersgd_vs_torch.py compares the two hooks on one rank.)"""
+    plain = train(None, steps=5)
+    full = PS.PowerSGDState(None, matrix_approximation_rank=64, start_powerSGD_iter=2,
+                            min_compression_rate=0)
+    close(train(PS.powerSGD_hook, full, steps=5), plain, "full-rank PowerSGD vs no hook",
+          2e-5)
+    assert full.iter == 5 and full.error_dict and full.compression_stats()[2] > 0, \
+        (full.iter, full.compression_stats())
+    low = PS.PowerSGDState(None, start_powerSGD_iter=2)
+    ranked = train(PS.powerSGD_hook, low, steps=5)
+    assert max(float(np.max(np.abs(a - b))) for a, b in zip(ranked, plain)) > 1e-4
+    assert low.compression_stats()[0] > 2, low.compression_stats()
+    try:
+        PS.PowerSGDState(None, start_powerSGD_iter=1)
+    except ValueError as e:
+        assert "start_powerSGD_iter" in str(e), e
+    else:
+        raise AssertionError("start_powerSGD_iter=1 with warm_start was accepted")
+
+
 # ------------------------------------------------------------- torch's DDP on gloo
 def _scaled_sum_hook(D: Any) -> Callable:
     """One hook for both libraries: the bucket's SUM over ranks times ``state``."""
@@ -223,7 +250,7 @@ def _same_buckets(ours: list, theirs: list) -> None:
 
 
 def _torch_train(torch: Any, init: list[np.ndarray], hook: Any, state: Any,
-                 accumulate: bool = False) -> list[np.ndarray]:
+                 accumulate: bool = False, steps: int = STEPS) -> list[np.ndarray]:
     from torch.nn.parallel import DistributedDataParallel as TDDP
     net = torch.nn.Sequential(torch.nn.Linear(12, 32), torch.nn.Tanh(), torch.nn.Linear(32, 32),
                               torch.nn.ReLU(), torch.nn.Linear(32, 5))
@@ -234,7 +261,7 @@ def _torch_train(torch: Any, init: list[np.ndarray], hook: Any, state: Any,
     if hook is not None:
         ddp.register_comm_hook(state, hook)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
-    for step in range(STEPS):
+    for step in range(steps):
         x, y = batch(step)
         xs = torch.from_numpy(mine(x).cpu().numpy())
         ys = torch.from_numpy(mine(y).cpu().numpy()).long()
@@ -292,7 +319,7 @@ def s_matches_torch_gloo() -> None:
 
 SECTIONS = {"allreduce_hook": s_allreduce_hook, "fp16_compress_hook": s_fp16_compress_hook,
             "custom_hooks": s_custom_hooks, "hook_errors": s_hook_errors,
-            "matches_torch_gloo": s_matches_torch_gloo}
+            "powerSGD": s_powerSGD, "matches_torch_gloo": s_matches_torch_gloo}
 
 if __name__ == "__main__":
     sys.exit(1)  # run through suite.py (it initialises the process group)

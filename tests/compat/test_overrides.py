@@ -78,6 +78,10 @@ def _scenario(m):
                 return ("like", args[0].v * (kwargs or {}).get("factor", 2.0))
             return NotImplemented
 
+    class OldStyle:  # __torch_function__ as a plain method: torch's deprecation warning
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return "old"
+
     t = m.tensor([1.0, 2.0])
     lg = t.as_subclass(Logged)
     out = {}
@@ -98,6 +102,8 @@ def _scenario(m):
                     ov.has_torch_function_unary(m.Parameter(t)))
     out["opted"] = ov.has_torch_function((t.as_subclass(Opted),))
     out["like"] = (ov.has_torch_function_unary(Like(4.0)), scale(Like(4.0), factor=0.5))
+    with pytest.warns(DeprecationWarning, match="plain method is deprecated"):
+        out["old_style"] = scale(OldStyle())
     with pytest.raises(TypeError) as e:
         pair(Like(1.0), t)
     out["typeerror"] = str(e.value).split(" on types")[0].split("'")[1].rsplit(".", 1)[1]

@@ -20,12 +20,12 @@ TOOL = Path(__file__).resolve().parents[2] / "tools" / "api_surface.py"
 
 #: coverage (% of torch's public names matching) per module, as measured; only ever raise
 FLOORS = {
-    "torch": 89.2, "Tensor": 99.3, "nn": 100.0, "nn.functional": 94.9, "nn.init": 100.0,
+    "torch": 89.2, "Tensor": 99.5, "nn": 100.0, "nn.functional": 97.1, "nn.init": 100.0,
     "optim": 100.0, "optim.lr_scheduler": 100.0, "autograd": 94.1, "func": 100.0,
     "linalg": 100.0, "fft": 100.0, "special": 100.0, "distributions": 100.0,
-    "utils.data": 100.0, "distributed": 96.0, "amp": 100.0, "profiler": 80.0,
+    "utils.data": 100.0, "distributed": 96.0, "amp": 100.0, "profiler": 90.0,
 }
-OVERALL_FLOOR = 94.8
+OVERALL_FLOOR = 95.0
 
 
 @pytest.fixture(scope="module")

@@ -123,3 +123,19 @@ def test_poisson_nll_loss_full_with_zero_and_one_counts(device, log_input):
     o.backward()
     t.backward()
     _close(xo.grad, xt.grad, 1e-4)
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=1, padding=1),
+                                dict(kernel_size=3, stride=2, padding=1,
+                                     count_include_pad=False, ceil_mode=True),
+                                dict(kernel_size=2, divisor_override=3)])
+def test_avg_pool_of_int64_truncates_as_torch(device, kw):
+    """torch averages int64 windows by truncating division (-5 / 2 -> -2) and keeps int64;
+    other integer dtypes it refuses, as here."""
+    a = RNG.integers(-50, 50, (2, 3, 7, 6))
+    o = F.avg_pool2d(_t(a, device), **kw)
+    t = TF.avg_pool2d(torch.tensor(a), **kw)
+    assert o.dtype is ot.int64
+    np.testing.assert_array_equal(o.cpu().numpy(), t.numpy())
+    with pytest.raises(TypeError, match="floating or int64"):
+        F.avg_pool1d(ot.ones(1, 1, 4, dtype=ot.int32, device=device), 2)

@@ -163,21 +163,23 @@ def avg_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any,  # noqa
     unbatched, k, s, p, d, out = pool_geometry(op, nd, input, kernel_size, stride, padding,
                                                1, ceil_mode)
     x = input.unsqueeze(0) if unbatched else input
-    if x.dtype.kind not in "fc":
-        raise TypeError(f"{op}: expected a floating tensor, got {x.dtype.name}")
+    if x.dtype.kind not in "fc" and x.dtype.name != "int64":  # torch's CPU kernels' dtypes
+        raise TypeError(f"{op}: expected a floating or int64 tensor, got {x.dtype.name}")
     if divisor_override is not None and divisor_override == 0:
         raise ValueError(f"{op}: divisor must be not zero")
+    integer = x.dtype.kind == "i"  # torch: int64 windows average by truncating division
     sums = im2col(x, k, s, p, d, out).sum(2)
     if divisor_override:
-        y = sums / divisor_override
+        div: Any = int(divisor_override) if integer else divisor_override
     else:
         size = tuple(x.shape[2:])
-        div = _avg_divisor(size, k, s, p, out, count_include_pad)
-        if np.all(div == div.flat[0]):
-            y = sums / float(div.flat[0])
+        full = _avg_divisor(size, k, s, p, out, count_include_pad)
+        if np.all(full == full.flat[0]):
+            div = int(full.flat[0]) if integer else float(full.flat[0])
         else:
             key = ("avgdiv", size, k, s, p, out, count_include_pad, x.dtype.name)
-            y = sums / INDEX_CACHE.get(key, x.device, lambda: div.astype(x.dtype.np))
+            div = INDEX_CACHE.get(key, x.device, lambda: full.astype(x.dtype.np))
+    y = sums.div(div, rounding_mode="trunc").to(x.dtype) if integer else sums / div
     return y.squeeze(0) if unbatched else y
 
 

@@ -28,6 +28,8 @@ def torch_array(t: Any) -> np.ndarray:
     t = t.detach()
     if t.layout != torch().strided:
         raise Unconvertible(f"a {t.layout} tensor")
+    if t._is_zerotensor():  # torch's gradient of a constant (sgn of complex): all zeros
+        t = torch().zeros(t.shape, dtype=t.dtype)
     t = t.resolve_conj().resolve_neg()
     name = dtype_name(t.dtype)
     if name in _WIDENED:

@@ -201,9 +201,9 @@ def _pool_geometry(op: str, nd: int, x: Tensor, kernel_size: Any, stride: Any, p
         raise ValueError(f"{op}: pad should be at most half of kernel size, but got "
                          f"pad={list(p)}, kernel_size={list(k)}")
     size = tuple(x.shape[-nd:])
-    if any(n == 0 for n in size):
-        raise ShapeError(f"{op}: expected non-empty spatial dimensions, got input of size "
-                         f"{list(x.shape)}")
+    if any(n == 0 for n in x.shape[0 if unbatched else 1:]):  # only a batch may be empty
+        raise ShapeError(f"{op}: expected non-empty non-batch dimensions (channels and "
+                         f"spatial), got input of size {list(x.shape)}")
     out = tuple(out_size(n, kk, ss, pp, dd, ceil_mode)
                 for n, kk, ss, pp, dd in zip(size, k, s, p, d))
     if any(v <= 0 for v in out):

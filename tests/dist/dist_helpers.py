@@ -47,6 +47,13 @@ def available_devices() -> list[str]:
     return found
 
 
+def check_section(report: dict, key: str) -> None:
+    """A worker report's section ``key`` (``"ddp.no_sync"``) ran and passed."""
+    assert "_error" not in report, report["_error"]
+    assert key in report, f"the worker did not run section {key!r}"
+    assert report[key] == "ok", report[key]
+
+
 def skip_absent(device: str) -> None:
     if device not in available_devices():
         pytest.skip(f"{device} is not available on this machine (omnitensor.devices())")

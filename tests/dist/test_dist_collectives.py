@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dist_helpers import DIST_DEVICES, needs_mpi, skip_absent
+from dist_helpers import DIST_DEVICES, check_section, needs_mpi, skip_absent
 
 #: the worker's sections (keep in sync with SECTIONS in workers/collectives.py)
 SECTIONS = ["all_reduce", "views", "broadcast", "reduce", "all_gather", "reduce_scatter",
@@ -14,22 +14,16 @@ SECTIONS = ["all_reduce", "views", "broadcast", "reduce", "all_gather", "reduce_
 pytestmark = [pytest.mark.mpi, needs_mpi]
 
 
-def _check(report: dict, section: str) -> None:
-    assert "_error" not in report, report["_error"]
-    assert section in report, f"the worker did not run section {section!r}"
-    assert report[section] == "ok", report[section]
-
-
 @pytest.mark.parametrize("section", SECTIONS)
 @pytest.mark.parametrize("dist_device", DIST_DEVICES)
 def test_two_ranks(suite_report, dist_device: str, section: str) -> None:
     skip_absent(dist_device)
-    _check(suite_report(dist_device, 2), section)
+    check_section(suite_report(dist_device, 2), section)
 
 
 @pytest.mark.parametrize("section", SECTIONS)
 def test_three_ranks_cpu(suite_report, section: str) -> None:
-    _check(suite_report("cpu", 3), section)
+    check_section(suite_report("cpu", 3), section)
 
 
 def test_worker_sections_are_all_tested(suite_report) -> None:

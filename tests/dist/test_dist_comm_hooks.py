@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from dist_helpers import DIST_DEVICES, REPO, needs_mpi, skip_absent
+from dist_helpers import DIST_DEVICES, REPO, check_section, needs_mpi, skip_absent
 
 PROGRAM = REPO / "tests" / "programs" / "ddp_comm_hooks_torch.py"
 
@@ -26,23 +26,16 @@ SECTIONS = ["allreduce_hook", "fp16_compress_hook", "custom_hooks", "hook_errors
 pytestmark = [pytest.mark.mpi, needs_mpi]
 
 
-def _check(report: dict, section: str) -> None:
-    assert "_error" not in report, report["_error"]
-    key = "hooks." + section
-    assert key in report, f"the worker did not run section {key!r}"
-    assert report[key] == "ok", report[key]
-
-
 @pytest.mark.parametrize("section", SECTIONS)
 @pytest.mark.parametrize("dist_device", DIST_DEVICES)
 def test_comm_hooks_two_ranks(suite_report, dist_device: str, section: str) -> None:
     skip_absent(dist_device)
-    _check(suite_report(dist_device, 2), section)
+    check_section(suite_report(dist_device, 2), f"hooks.{section}")
 
 
 @pytest.mark.parametrize("section", SECTIONS[:5])
 def test_comm_hooks_three_ranks_cpu(suite_report, section: str) -> None:
-    _check(suite_report("cpu", 3), section)
+    check_section(suite_report("cpu", 3), f"hooks.{section}")
 
 
 def test_comm_hook_sections_are_all_tested(suite_report) -> None:

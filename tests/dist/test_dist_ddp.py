@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from dist_helpers import DIST_DEVICES, needs_mpi, skip_absent
+from dist_helpers import DIST_DEVICES, check_section, needs_mpi, skip_absent
 
 #: the DDP worker's sections (keep in sync with SECTIONS in workers/ddp.py)
 SECTIONS = ["equivalence", "many_buckets", "no_sync", "find_unused",
@@ -16,23 +16,16 @@ SECTIONS = ["equivalence", "many_buckets", "no_sync", "find_unused",
 pytestmark = [pytest.mark.mpi, needs_mpi]
 
 
-def _check(report: dict, section: str) -> None:
-    assert "_error" not in report, report["_error"]
-    key = "ddp." + section
-    assert key in report, f"the worker did not run section {key!r}"
-    assert report[key] == "ok", report[key]
-
-
 @pytest.mark.parametrize("section", SECTIONS)
 @pytest.mark.parametrize("dist_device", DIST_DEVICES)
 def test_ddp_two_ranks(suite_report, dist_device: str, section: str) -> None:
     skip_absent(dist_device)
-    _check(suite_report(dist_device, 2), section)
+    check_section(suite_report(dist_device, 2), f"ddp.{section}")
 
 
 @pytest.mark.parametrize("section", SECTIONS)
 def test_ddp_three_ranks_cpu(suite_report, section: str) -> None:
-    _check(suite_report("cpu", 3), section)
+    check_section(suite_report("cpu", 3), f"ddp.{section}")
 
 
 def test_ddp_sections_are_all_tested(suite_report) -> None:

@@ -158,11 +158,20 @@ float8_e5m2 = DType("float8_e5m2", ml_dtypes.float8_e5m2, kind="f")
 float8_e5m2fnuz = DType("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz, kind="f")
 float8_e8m0fnu = DType("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, kind="f")
 float8_dtypes = (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu)
+
+
+def name_placeholders(dtypes: Any, why: Any) -> None:
+    """Register dtypes that are named but hold no ordinary tensor (float8, quantized, the
+    shell dtypes): findable by name, refused with ``why(dtype)`` by core.device.check_dtype."""
+    for d in dtypes:
+        d.unsupported = why(d)
+        _BY_NAME[d.name] = d
+
+
+name_placeholders(float8_dtypes, lambda d: f"{d.name} tensors are not supported by omnitensor "
+                                           f"yet; keep such weights in bfloat16 or float16")
 for _d in float8_dtypes:
-    _d.unsupported = (f"{_d.name} tensors are not supported by omnitensor yet; keep such "
-                      f"weights in bfloat16 or float16")
-    _BY_NAME[_d.name] = _d
-    _BY_NP[_d.np] = _d
+    _BY_NP[_d.np] = _d  # ml_dtypes' own NumPy dtypes map back (the others share NumPy's)
 # torch's quantized dtypes: the dtype of a quantized tensor (core/quantized), whose integer
 # representation is an ordinary int8/uint8/int32 tensor (``storage``). Not in all_dtypes, so
 # no promotion rule; an ordinary tensor of one is refused (use quantize_per_tensor). The
@@ -173,10 +182,9 @@ qint32 = DType("qint32", np.int32, kind="q")
 quint4x2 = DType("quint4x2", np.uint8, kind="q")
 quint2x4 = DType("quint2x4", np.uint8, kind="q")
 quantized_dtypes = (qint8, quint8, qint32, quint4x2, quint2x4)
-for _d in quantized_dtypes:
-    _d.unsupported = (f"an ordinary tensor cannot have the quantized dtype {_d.name}; make a "
-                      f"quantized tensor with quantize_per_tensor / quantize_per_channel")
-    _BY_NAME[_d.name] = _d
+name_placeholders(quantized_dtypes, lambda d: (
+    f"an ordinary tensor cannot have the quantized dtype {d.name}; make a quantized tensor "
+    f"with quantize_per_tensor / quantize_per_channel"))
 for _d in (quint4x2, quint2x4):
     _d.unsupported = (f"{_d.name} (sub-byte packed) quantized tensors are not supported by "
                       f"omnitensor; use quint8 or qint8")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DTypeError
-from .dtypes import _BY_NAME, DType
+from .dtypes import _BY_NAME, DType, name_placeholders
 
 __all__ = ["ShellDType", "shell_dtypes"]
 
@@ -30,10 +30,6 @@ class ShellDType(DType):
     def __init__(self, name: str, np_dtype: type, kind: str, signed: bool | None) -> None:
         super().__init__(name, np_dtype, kind=kind)
         self._signed = signed  # None: torch's bits dtypes have no signedness
-        self.unsupported = (
-            f"{name} tensors are not supported by omnitensor: torch only allocates them and "
-            f"reinterprets bytes as them with view(dtype), which omnitensor does not have; "
-            f"keep packed data in uint8 (or int16) tensors")
 
     @property
     def is_signed(self) -> bool:
@@ -62,6 +58,8 @@ float4_e2m1fn_x2 = ShellDType("float4_e2m1fn_x2", np.uint8, "f", True)
 shell_dtypes: tuple[ShellDType, ...] = (
     uint1, uint2, uint3, uint4, uint5, uint6, uint7, int1, int2, int3, int4, int5, int6, int7,
     bits1x8, bits2x4, bits4x2, bits8, bits16, float4_e2m1fn_x2)
-for _d in shell_dtypes:
-    _BY_NAME[_d.name] = _d
+name_placeholders(shell_dtypes, lambda d: (
+    f"{d.name} tensors are not supported by omnitensor: torch only allocates them and "
+    f"reinterprets bytes as them with view(dtype), which omnitensor does not have; keep "
+    f"packed data in uint8 (or int16) tensors"))
 _BY_NAME["bit"] = uint1  # torch.bit is torch.uint1

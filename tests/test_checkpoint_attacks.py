@@ -215,6 +215,25 @@ def test_sigterm_during_save_leaves_no_temporary_file(tmp_path):
         assert ot.load(target)["x"].shape == (1 << 25,)
 
 
+SIGNAL_AFTER_CREATE = r"""
+import os, signal, sys, tempfile, omnitensor as ot
+real_mkstemp = tempfile.mkstemp
+def mkstemp(*args, **kwargs):  # SIGTERM the moment the temporary file exists
+    made = real_mkstemp(*args, **kwargs)
+    os.kill(os.getpid(), signal.SIGTERM)
+    return made
+tempfile.mkstemp = mkstemp
+ot.save({"x": ot.ones(4)}, sys.argv[1])
+"""
+
+
+def test_sigterm_as_the_temporary_file_is_created_leaves_none(tmp_path):
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(SIGNAL_AFTER_CREATE),
+                           str(tmp_path / "early.ot")], timeout=120)
+    assert proc.returncode == -signal.SIGTERM
+    assert _temps(tmp_path) == []
+
+
 def test_stale_temporary_file_of_a_killed_save_is_removed_next_save(tmp_path):
     proc, target = _start_saver(tmp_path)
     proc.kill()

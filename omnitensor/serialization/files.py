@@ -120,16 +120,20 @@ def write_atomically(produce: Callable[[BinaryIO], None], f: Any) -> None:
     path = os.fspath(f)
     directory = os.path.dirname(os.path.abspath(path))
     _remove_stale_temps(directory)
-    fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", suffix=".tmp",
-                               dir=directory)
-    with _TerminateRaises():  # SIGTERM mid-write: remove the temporary file, then die of it
+    # SIGTERM mid-write: remove the temporary file, then die of it. The handler is in place
+    # before the file exists, and raises only once the cleanup below covers the file.
+    with _TerminateRaises() as terminate:
+        fd, tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", suffix=".tmp",
+                                   dir=directory)
         try:
+            terminate.arm()
             with os.fdopen(fd, "w+b") as out:
                 produce(out)
                 out.flush()
                 os.fsync(out.fileno())
             os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a saved file is ordinary
             os.replace(tmp, path)
+            terminate.disarm()  # done: a late SIGTERM is re-delivered on the way out
         except BaseException:
             try:
                 os.unlink(tmp)
@@ -152,15 +156,29 @@ class _TerminateRaises:
     def __enter__(self) -> "_TerminateRaises":
         self.old: Any = None
         self.hit = False
+        self.armed = False
         if threading.current_thread() is threading.main_thread():
             def handler(signum: int, frame: Any) -> None:
                 self.hit = True
-                raise _Terminated()
+                if self.armed:  # before arm(), the signal is only noted: arm() raises it
+                    self.armed = False
+                    raise _Terminated()
             try:
                 self.old = signal.signal(signal.SIGTERM, handler)
             except (ValueError, OSError):  # not allowed here (embedded interpreter)
                 self.old = None
         return self
+
+    def arm(self) -> None:
+        """From here on SIGTERM raises (the caller's cleanup now covers what it made); one
+        that came before raises now."""
+        if self.hit:
+            raise _Terminated()
+        self.armed = True
+
+    def disarm(self) -> None:
+        """From here on SIGTERM is only noted (and re-delivered by ``__exit__``)."""
+        self.armed = False
 
     def __exit__(self, *exc: Any) -> None:
         if self.old is None:

@@ -90,6 +90,24 @@ def test_a_stateless_torch_module_in_a_sample_becomes_the_faces():
         conv(torch.nn.Linear(2, 2))
 
 
+def test_a_partial_view_sample_keeps_its_storage(device):
+    """as_strided.partial_views passes ``base[5:15]``: the face gets the same view of a
+    storage holding the same 20 elements (its offset and what as_strided reads match
+    torch's, on every device); a plain tensor is still a copy of its own."""
+    import torch
+
+    from omnitensor.conformance.torch_opinfo.convert import Converter
+    base = torch.arange(20.0)
+    conv = Converter(ot, device, grad=True)
+    v = conv(base[5:15].requires_grad_(True))
+    assert v.storage_offset() == 5 and v.requires_grad and v.is_leaf
+    np.testing.assert_array_equal(v.detach().numpy(), base[5:15].numpy())
+    got = ot.as_strided(v, (2, 2), (1, 2), 10)
+    want = torch.as_strided(base[5:15], (2, 2), (1, 2), 10)
+    np.testing.assert_array_equal(got.detach().numpy(), want.numpy())
+    assert conv(torch.arange(3.0)).storage_offset() == 0
+
+
 def test_samples_are_the_same_in_any_order():
     op = ops_by_key()["add"]
     first = samples(op, "forward", "float32")[2].input.clone()

@@ -60,15 +60,33 @@ class Converter:
         dt = getattr(self.ns, name, None)
         if dt is None:
             raise Unconvertible(f"dtype {name}, which the face lacks")
-        arr = torch_array(t)
         want_grad = self.grad and bool(t.requires_grad)
-        out = self.ns.tensor(arr, device=self.device)
-        if out.dtype != dt:
-            out = out.to(dt)
+        out = self._partial_view(t, dt)
+        if out is None:
+            out = self.ns.tensor(torch_array(t), device=self.device)
+            if out.dtype != dt:
+                out = out.to(dt)
         if want_grad:
             out.requires_grad_(True)
             self.pairs.append((t, out))
         return out
+
+    def _partial_view(self, t: Any, dt: Any) -> Any:
+        """A contiguous view of a larger torch storage (``base[5:15]``) as the same view of
+        a face storage holding the same elements, so ops that address the storage
+        (``as_strided``, ``storage_offset``) see what torch's do; ``None`` for any other
+        tensor (it is copied: other layouts are materialized)."""
+        if t.layout != torch().strided or t.is_conj() or t.is_neg() or \
+                not t.is_contiguous() or not t.numel():
+            return None
+        held = t.untyped_storage().nbytes() // t.element_size()
+        if t.storage_offset() == 0 and held == t.numel():
+            return None
+        flat = torch().as_strided(t.detach(), (held,), (1,), 0)
+        store = self.ns.tensor(torch_array(flat), device=self.device)
+        if store.dtype != dt:
+            store = store.to(dt)
+        return store.as_strided(tuple(t.shape), t.stride(), t.storage_offset())
 
     def _sparse(self, t: Any) -> Any:
         """A torch COO/CSR/CSC tensor as the face's, from its converted components (the

@@ -264,48 +264,166 @@ def _check_anomaly(node: Node, grads: Sequence[Any]) -> None:
 
 def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list | None,
              accumulate: bool) -> dict:
-    # Scheduling: a node's consumers are always recorded after it, so they have a larger
-    # ``seq``. Running nodes in decreasing ``seq`` (a heap) therefore runs each node after
-    # every consumer has delivered its gradient; no dependency count is needed (Chainer's
-    # rank order). AccumulateGrad nodes are created before their first consumer, so the
-    # same holds for them. Only ``autograd.grad``/``inputs=`` walk the graph first, to
-    # prune what does not lead to the requested inputs.
-    target_keys = None
-    needed: set[Node] | None = None  # None: every reachable node runs
-    if targets is not None:
+    """Run one backward pass from ``roots`` (``(edge, gradient)`` pairs); return the
+    gradients captured for ``targets`` (edges), by ``(node, output number)``."""
+    walk = _Walk(roots, retain_graph, create_graph, targets, accumulate)
+    stack = getattr(_running, "stack", None)
+    if stack is None:
+        stack = _running.stack = []
+    this_pass = _Pass(accumulate and targets is None)
+    stack.append(this_pass)
+    # backward formulas record the reverse graph only for create_graph (forward-AD
+    # tangents of the gradients are computed either way: core/forward_ad.py)
+    _set_grad(create_graph)
+    # backward ops run in the dtypes autocast chose in forward (torch), never re-autocast
+    prev_autocast, _autocast.active = _autocast.active, False
+    done = False
+    try:
+        walk.run()
+        done = True
+    finally:
+        _set_grad(walk.prev_mode)
+        _autocast.active = prev_autocast
+        if not done:
+            stack.pop()
+    try:  # still this pass's list: a callback may queue another
+        _run_callbacks(this_pass.callbacks)
+    finally:
+        stack.pop()
+    return walk.captured
+
+
+class _Walk:
+    """The nodes of one backward pass, run in order, with their gradient buffers.
+
+    Scheduling: a node's consumers are always recorded after it, so they have a larger
+    ``seq``. Running nodes in decreasing ``seq`` (a heap) therefore runs each node after
+    every consumer has delivered its gradient; no dependency count is needed (Chainer's
+    rank order). AccumulateGrad nodes are created before their first consumer, so the
+    same holds for them. Only ``autograd.grad``/``inputs=`` walk the graph first, to
+    prune what does not lead to the requested inputs."""
+
+    def __init__(self, roots: list, retain_graph: bool, create_graph: bool,
+                 targets: list | None, accumulate: bool) -> None:
+        self.retain_graph, self.create_graph = retain_graph, create_graph
+        self.accumulate = accumulate
+        self.prev_mode = _mode.grad
+        self.anomaly = _mode.anomaly and _mode.anomaly_check_nan
+        self.target_keys: set | None = None
+        self.needed: set[Node] | None = None  # None: every reachable node runs
+        if targets is not None:
+            self._prune(roots, targets)
+        self.buffers: dict[Node, list] = {}
+        # gradient objects handed to more than one consumer, by id; each entry holds a weak
+        # reference so that a freed gradient's id, reused by a new tensor, is not mistaken
+        # for it (a spurious copy in eager, a different primitive sequence for compile's
+        # segments)
+        self.shared: dict[int, Any] = {}
+        self.heap: list = []
+        self.captured: dict = {}
+        for e, g in roots:
+            node, nr = e
+            if self.needed is not None and node not in self.needed:
+                continue
+            buf = self.buffers.get(node)
+            if buf is None:
+                buf = self.buffers[node] = [None] * max(node.num_outputs, nr + 1)
+                heapq.heappush(self.heap, (-node.seq, node))
+            buf[nr] = g if buf[nr] is None else buf[nr] + g
+            self.shared[id(g)] = weakref.ref(g)
+
+    def _prune(self, roots: list, targets: list) -> None:
+        """Keep only the nodes on a path from the roots to a target."""
         order = _graph([e[0] for e, _ in roots], min(e[0].seq for e in targets))
-        target_keys = {(e[0], e[1]) for e in targets}
+        self.target_keys = {(e[0], e[1]) for e in targets}
         target_nodes = {e[0] for e in targets}
-        needed = set()
+        needed: set[Node] = set()
         for node in order:  # post-order: inputs first
             if node in target_nodes or any(
                     e is not None and e[0] in needed for e in node.next_functions):
                 needed.add(node)
-    buffers: dict[Node, list] = {}
-    # gradient objects handed to more than one consumer, by id; each entry holds a weak
-    # reference so that a freed gradient's id, reused by a new tensor, is not mistaken for
-    # it (a spurious copy in eager, a different primitive sequence for compile's segments)
-    shared: dict[int, Any] = {}
-    heap: list = []
-    for e, g in roots:
-        node, nr = e
-        if needed is not None and node not in needed:
-            continue
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = [None] * max(node.num_outputs, nr + 1)
-            heapq.heappush(heap, (-node.seq, node))
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
-        shared[id(g)] = weakref.ref(g)
-    captured: dict = {}
-    prev_mode = _mode.grad
-    push = heapq.heappush
+        self.needed = needed
 
-    def deliver(node: Node, results: Sequence[Any]) -> None:
+    def run(self) -> None:
+        heap, buffers = self.heap, self.buffers
+        needed = self.needed
+        while heap:
+            _, node = heapq.heappop(heap)
+            grads = buffers.pop(node)
+            if grads.count(None) == len(grads):
+                continue
+            pre = node._pre_hooks
+            if pre:  # tensor hooks and retain_grad on this node's outputs
+                grads = self._pre_hooks(pre, grads)
+            if self.target_keys is not None:
+                self._capture(node, grads)
+            if node.__class__ is AccumulateGrad:
+                self._sink(node, grads)
+            elif needed is None or any(
+                    e is not None and e[0] in needed for e in node.next_functions):
+                self._run_node(node, grads)  # (else a target with nothing further to do)
+
+    def _pre_hooks(self, pre: dict, grads: list) -> list:
+        _set_grad(self.prev_mode)
+        for nr, hooks in pre.items():
+            if 0 <= nr < len(grads) and grads[nr] is not None:
+                grads[nr] = _run_hooks(hooks, grads[nr])
+        for h in pre.get(-1, ()):
+            r = h(tuple(grads))
+            if r is not None:
+                grads = list(r)
+        _set_grad(self.create_graph)
+        return grads
+
+    def _capture(self, node: Node, grads: list) -> None:
+        """Keep the gradients of the requested ``autograd.grad`` inputs."""
+        assert self.target_keys is not None
+        for nr, g in enumerate(grads):
+            key = (node, nr)
+            if key in self.target_keys and g is not None:
+                var = node.variable if isinstance(node, AccumulateGrad) else None
+                if var is not None and var._hooks:
+                    g = _run_hooks(var._hooks, g)
+                self.captured[key] = g
+
+    def _sink(self, node: AccumulateGrad, grads: list) -> None:
+        """A leaf: accumulate into ``.grad`` when this pass writes it."""
+        g0 = grads[0]
+        if not self.accumulate or g0 is None or (
+                self.target_keys is not None and (node, 0) not in self.target_keys):
+            return
+        _set_grad(self.prev_mode)
+        ref = self.shared.get(id(g0))
+        _accumulate_leaf(node, g0, ref is None or ref() is not g0, self.create_graph)
+        _set_grad(self.create_graph)
+
+    def _run_node(self, node: Node, grads: list) -> None:
+        if None in grads and node.materialize_grads:
+            meta = node._output_meta or (None,) * len(grads)
+            grads = [g if g is not None or m is None else
+                     zeros(m[0], dtype=m[1], device=m[2]) for g, m in zip(grads, meta)]
+        results = node.backward_fn(node, *grads)
+        if results.__class__ is not tuple:
+            results = tuple(results) if isinstance(results, list) else (results,)
+        if len(results) < len(node.next_functions):
+            raise RuntimeError(f"function {node.name()} returned an incorrect number of "
+                               f"gradients (expected {len(node.next_functions)}, got "
+                               f"{len(results)})")
+        if self.anomaly:
+            _check_anomaly(node, results)
+        if node._hooks:
+            for h in node._hooks:
+                h(results, tuple(grads))
+        if not self.retain_graph:
+            node.release()
+        self._deliver(node, results)
+
+    def _deliver(self, node: Node, results: Sequence[Any]) -> None:
         """Hand a node's input gradients to the nodes that produced its inputs."""
         ids: list[int] = []  # a gradient object handed to two inputs must not be aliased
         meta = node.input_meta
         nres = len(results)
+        needed, buffers, shared = self.needed, self.buffers, self.shared
         for i, e in enumerate(node.next_functions):
             if e is None or i >= nres:
                 continue
@@ -330,89 +448,7 @@ def _execute(roots: list, retain_graph: bool, create_graph: bool, targets: list 
             if buf is None:
                 buf = buffers[nxt] = [None] * nxt.num_outputs
                 buf[nr] = g
-                push(heap, (-nxt.seq, nxt))
+                heapq.heappush(self.heap, (-nxt.seq, nxt))
             else:
                 old = buf[nr]
                 buf[nr] = g if old is None else old + g
-
-    anomaly = _mode.anomaly and _mode.anomaly_check_nan
-    is_leaf_sink = AccumulateGrad
-    stack = getattr(_running, "stack", None)
-    if stack is None:
-        stack = _running.stack = []
-    this_pass = _Pass(accumulate and targets is None)
-    callbacks = this_pass.callbacks
-    stack.append(this_pass)
-    # backward formulas record the reverse graph only for create_graph (forward-AD
-    # tangents of the gradients are computed either way: core/forward_ad.py)
-    _set_grad(create_graph)
-    # backward ops run in the dtypes autocast chose in forward (torch), never re-autocast
-    prev_autocast, _autocast.active = _autocast.active, False
-    done = False
-    try:
-        while heap:
-            _, node = heapq.heappop(heap)
-            grads = buffers.pop(node)
-            if grads.count(None) == len(grads):
-                continue
-            pre = node._pre_hooks
-            if pre:  # tensor hooks and retain_grad on this node's outputs
-                _set_grad(prev_mode)
-                for nr, hooks in pre.items():
-                    if 0 <= nr < len(grads) and grads[nr] is not None:
-                        grads[nr] = _run_hooks(hooks, grads[nr])
-                for h in pre.get(-1, ()):
-                    r = h(tuple(grads))
-                    if r is not None:
-                        grads = list(r)
-                _set_grad(create_graph)
-            if target_keys is not None:
-                for nr, g in enumerate(grads):
-                    key = (node, nr)
-                    if key in target_keys and g is not None:
-                        var = node.variable if isinstance(node, is_leaf_sink) else None
-                        if var is not None and var._hooks:
-                            g = _run_hooks(var._hooks, g)
-                        captured[key] = g
-            if node.__class__ is is_leaf_sink:
-                if accumulate and grads[0] is not None and (
-                        target_keys is None or (node, 0) in target_keys):
-                    _set_grad(prev_mode)
-                    g0 = grads[0]
-                    ref = shared.get(id(g0))
-                    _accumulate_leaf(node, g0, ref is None or ref() is not g0, create_graph)
-                    _set_grad(create_graph)
-                continue
-            if needed is not None and not any(
-                    e is not None and e[0] in needed for e in node.next_functions):
-                continue  # a target with nothing further to compute
-            if None in grads and node.materialize_grads:
-                meta = node._output_meta or (None,) * len(grads)
-                grads = [g if g is not None or m is None else
-                         zeros(m[0], dtype=m[1], device=m[2]) for g, m in zip(grads, meta)]
-            results = node.backward_fn(node, *grads)
-            if results.__class__ is not tuple:
-                results = tuple(results) if isinstance(results, list) else (results,)
-            if len(results) < len(node.next_functions):
-                raise RuntimeError(f"function {node.name()} returned an incorrect number of "
-                                   f"gradients (expected {len(node.next_functions)}, got "
-                                   f"{len(results)})")
-            if anomaly:
-                _check_anomaly(node, results)
-            if node._hooks:
-                for h in node._hooks:
-                    h(results, tuple(grads))
-            if not retain_graph:
-                node.release()
-            deliver(node, results)
-        done = True
-    finally:
-        _set_grad(prev_mode)
-        _autocast.active = prev_autocast
-        if not done:
-            stack.pop()
-    try:  # still this pass's list: a callback may queue another
-        _run_callbacks(callbacks)
-    finally:
-        stack.pop()
-    return captured

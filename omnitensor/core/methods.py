@@ -313,8 +313,18 @@ def item_size(self: Tensor) -> int:
 
 
 def _bind_methods() -> None:
+    """Attach the Tensor methods, family by family (order matters: aliases and in-place
+    forms reuse what an earlier step bound)."""
     T = Tensor
-    # elementwise, by Array API and torch names
+    _bind_elementwise(T)
+    _bind_reductions_and_shapes(T)
+    _bind_indexing_and_products(T)
+    _bind_conversion_and_filling(T)
+    _bind_families(T)
+
+
+def _bind_elementwise(T: type[Tensor]) -> None:
+    """Elementwise ops by Array API and torch names, their in-place forms and aliases."""
     for name in ew.UNARY_OPS:
         setattr(T, name, getattr(ew, name))
         setattr(T, name + "_", _inplace_unary(name))
@@ -352,7 +362,9 @@ def _bind_methods() -> None:
     T.masked_fill = gather.masked_fill
     T.masked_fill_ = _inplace_from(gather.masked_fill, "masked_fill")
     T.lerp_ = _inplace_from(composite.lerp, "lerp")
-    # reductions
+
+
+def _bind_reductions_and_shapes(T: type[Tensor]) -> None:
     for name in ("sum", "prod", "mean", "amax", "amin", "argmax", "argmin", "all", "any",
                  "logsumexp", "cumsum", "cumprod", "nansum", "nanmean",
                  "aminmax"):
@@ -380,7 +392,9 @@ def _bind_methods() -> None:
     T.tril, T.triu = creation.tril, creation.triu
     T.tril_ = _inplace_from(creation.tril, "tril")
     T.triu_ = _inplace_from(creation.triu, "triu")
-    # indexing
+
+
+def _bind_indexing_and_products(T: type[Tensor]) -> None:
     for name in ("gather", "scatter", "scatter_add", "index_select", "take", "masked_select",
                  "take_along_dim"):
         setattr(T, name, getattr(gather, name))
@@ -395,7 +409,10 @@ def _bind_methods() -> None:
     # products
     for name in ("matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger"):
         setattr(T, name, getattr(linalg_ops, name))
-    # conversion
+
+
+def _bind_conversion_and_filling(T: type[Tensor]) -> None:
+    """Conversion, filling, copying, random and ``new_*`` methods."""
     T.to, T.cpu, T.cuda, T.type_as = conversion.to, conversion.cpu, conversion.cuda, \
         conversion.type_as
     T.astype = conversion.astype
@@ -415,6 +432,11 @@ def _bind_methods() -> None:
     T.size = property(_size_method)
     T.heaviside = composite.heaviside
     T.deg2rad, T.rad2deg = composite.deg2rad, composite.rad2deg
+
+
+def _bind_families(T: type[Tensor]) -> None:
+    """The method families bound by their own modules: sparse, quantized, legacy,
+    storage, torch's linalg and spectral forms, torch_api and methods_torch."""
     torch_extras.bind(T)
     _bind_sparse(T)  # to_sparse/to_dense/indices... and the sparse classes (core/sparse)
     _bind_quantized(T)  # dequantize/int_repr/q_scale... (core/quantized)

@@ -226,29 +226,11 @@ class LBFGS(Optimizer):
                 d = -g
                 old_dirs, old_stps, ro, h_diag = [], [], [], 1.0
             else:
-                y = g - prev_g
-                s = d * t
-                ys = float(y.dot(s).item())
-                if ys > 1e-10:  # keep only pairs with positive curvature
-                    if len(old_dirs) == history_size:
-                        old_dirs.pop(0)
-                        old_stps.pop(0)
-                        ro.pop(0)
-                    old_dirs.append(y)
-                    old_stps.append(s)
-                    ro.append(1.0 / ys)
-                    h_diag = ys / float(y.dot(y).item())
+                h_diag = _remember(g - prev_g, d * t, old_dirs, old_stps, ro, h_diag,
+                                   history_size)
                 if "al" not in state:
                     state["al"] = [None] * history_size
-                al = state["al"]
-                q = -g
-                for i in range(len(old_dirs) - 1, -1, -1):
-                    al[i] = float(old_stps[i].dot(q).item()) * ro[i]
-                    q.add_(old_dirs[i], alpha=-al[i])
-                d = r = q * h_diag
-                for i in range(len(old_dirs)):
-                    be_i = float(old_dirs[i].dot(r).item()) * ro[i]
-                    r.add_(old_stps[i], alpha=al[i] - be_i)
+                d = _two_loop(g, old_dirs, old_stps, ro, h_diag, state["al"])
             prev_g = g.clone()
             prev_loss = loss
             if state["n_iter"] == 1:
@@ -258,33 +240,8 @@ class LBFGS(Optimizer):
             gtd = float(g.dot(d).item())
             if gtd > -tol_change:  # not a descent direction
                 break
-            if group["line_search_fn"] == "strong_wolfe":
-                x0 = [p.clone() for p in self._params]
-
-                def obj(step: float, d: Tensor = d,
-                        x0: list = x0) -> tuple[float, Tensor]:
-                    self._add_to_params(step, d)
-                    f_at = self._evaluate(closure)
-                    g_at = self._flat_grad().clone()
-                    for p, p0 in zip(self._params, x0):
-                        p.copy_(p0)
-                    return f_at, g_at
-
-                loss, g, t, ls_evals = _strong_wolfe(obj, t, d, loss, g, gtd,
-                                                     tolerance_change=tol_change,
-                                                     max_ls=max_eval - evals)
-                self._add_to_params(t, d)
-                opt_cond = float(g.abs().max().item()) <= tol_grad
-            else:
-                self._add_to_params(t, d)
-                ls_evals = 0
-                opt_cond = False
-                if n_iter != max_iter:
-                    # re-evaluate only if another iteration may follow
-                    loss = self._evaluate(closure)
-                    g = self._flat_grad()
-                    opt_cond = float(g.abs().max().item()) <= tol_grad
-                    ls_evals = 1
+            loss, g, t, ls_evals, opt_cond = self._move(
+                closure, group, loss, g, d, t, gtd, max_eval - evals, last=n_iter == max_iter)
             evals += ls_evals
             state["func_evals"] += ls_evals
             if n_iter == max_iter or evals >= max_eval or opt_cond:
@@ -296,3 +253,65 @@ class LBFGS(Optimizer):
         state.update({"d": d, "t": t, "old_dirs": old_dirs, "old_stps": old_stps, "ro": ro,
                       "H_diag": h_diag, "prev_flat_grad": prev_g, "prev_loss": prev_loss})
         return orig_loss
+
+    def _move(self, closure: Callable[[], Any], group: dict, loss: float, g: Tensor,
+              d: Tensor, t: float, gtd: float, evals_left: int,
+              last: bool) -> tuple[float, Tensor, float, int, bool]:
+        """Step along ``d``: by the strong-Wolfe line search, or by ``t`` (re-evaluating
+        unless this is the ``last`` iteration). Returns the new loss, flat gradient, step,
+        evaluations spent and whether the gradient is within tolerance."""
+        tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
+        if group["line_search_fn"] == "strong_wolfe":
+            x0 = [p.clone() for p in self._params]
+
+            def obj(step: float) -> tuple[float, Tensor]:
+                self._add_to_params(step, d)
+                f_at = self._evaluate(closure)
+                g_at = self._flat_grad().clone()
+                for p, p0 in zip(self._params, x0):
+                    p.copy_(p0)
+                return f_at, g_at
+
+            loss, g, t, ls_evals = _strong_wolfe(obj, t, d, loss, g, gtd,
+                                                 tolerance_change=tol_change,
+                                                 max_ls=evals_left)
+            self._add_to_params(t, d)
+            return loss, g, t, ls_evals, float(g.abs().max().item()) <= tol_grad
+        self._add_to_params(t, d)
+        if last:
+            return loss, g, t, 0, False
+        # re-evaluate only if another iteration may follow
+        loss = self._evaluate(closure)
+        g = self._flat_grad()
+        return loss, g, t, 1, float(g.abs().max().item()) <= tol_grad
+
+
+def _remember(y: Tensor, s: Tensor, old_dirs: list, old_stps: list, ro: list, h_diag: float,
+              history_size: int) -> float:
+    """Add the curvature pair ``(y, s)`` to the history if its curvature is positive
+    (dropping the oldest beyond ``history_size``); return the new initial Hessian scale."""
+    ys = float(y.dot(s).item())
+    if ys <= 1e-10:
+        return h_diag
+    if len(old_dirs) == history_size:
+        old_dirs.pop(0)
+        old_stps.pop(0)
+        ro.pop(0)
+    old_dirs.append(y)
+    old_stps.append(s)
+    ro.append(1.0 / ys)
+    return ys / float(y.dot(y).item())
+
+
+def _two_loop(g: Tensor, old_dirs: list, old_stps: list, ro: list, h_diag: float,
+              al: list) -> Tensor:
+    """L-BFGS' two-loop recursion: the direction ``-H g`` from the curvature history."""
+    q = -g
+    for i in range(len(old_dirs) - 1, -1, -1):
+        al[i] = float(old_stps[i].dot(q).item()) * ro[i]
+        q.add_(old_dirs[i], alpha=-al[i])
+    d = r = q * h_diag
+    for i in range(len(old_dirs)):
+        be_i = float(old_dirs[i].dot(r).item()) * ro[i]
+        r.add_(old_stps[i], alpha=al[i] - be_i)
+    return d

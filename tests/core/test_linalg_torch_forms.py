@@ -67,6 +67,45 @@ def test_lstsq_outputs(device, driver):
         _close(a, b, device, 100)
 
 
+@pytest.mark.parametrize("shape", [(3, 3), (4, 3), (2, 3)])
+@pytest.mark.parametrize("driver", ["gels", "gelsy", "gelsd"])
+def test_lstsq_differentiable_outputs_are_torchs(device, driver, shape):
+    """solution and residuals (even empty) carry a gradient, rank and singular_values do
+    not, as in torch; the gradient through an empty residual is the solution's alone."""
+    A = RNG.standard_normal(shape).astype(_dt(device))
+    B = RNG.standard_normal((shape[0], 2)).astype(_dt(device))
+    oa = ot.tensor(A, device=device).requires_grad_(True)
+    ta = torch.tensor(A).requires_grad_(True)
+    ours = ot.linalg.lstsq(oa, ot.tensor(B, device=device), driver=driver)
+    theirs = torch.linalg.lstsq(ta, torch.tensor(B), driver=driver)
+    assert [t.requires_grad for t in ours] == [t.requires_grad for t in theirs]
+    (ours[0].sum() + ours[1].sum()).backward()
+    (theirs[0].sum() + theirs[1].sum()).backward()
+    _close(oa.grad, ta.grad, device, 100)
+
+
+@pytest.mark.parametrize("kind", ["real", "complex"])
+def test_slogdet_gradient_of_both_outputs(device, kind):
+    """sign and logabsdet both carry a gradient, as torch's; a complex sign's gradient is
+    torch's -i Im(conj(g_sign) sign) A^{-H}, a real one's adds nothing."""
+    A = RNG.standard_normal((3, 3))
+    if kind == "complex":
+        A = (A + 1j * RNG.standard_normal((3, 3))).astype(
+            np.complex128 if device == "cpu" else np.complex64)
+    else:
+        A = A.astype(_dt(device))
+    oa = ot.tensor(A, device=device).requires_grad_(True)
+    ta = torch.tensor(A).requires_grad_(True)
+    w = 1.3 + 0.4j if kind == "complex" else 1.3
+    for lib, x in ((ot, oa), (torch, ta)):
+        sign, logabs = lib.linalg.slogdet(x)
+        assert sign.requires_grad and logabs.requires_grad
+        ((sign * w).real.sum() if kind == "complex" else (sign * w).sum()
+         + 0).backward(retain_graph=True)
+        (2 * logabs.sum()).backward()
+    _close(oa.grad, ta.grad, device, 100)
+
+
 def test_tolerances_hermitian_and_uplo(device):
     A = RNG.standard_normal((6, 3)).astype(_dt(device))
     S = A.T @ A

@@ -134,13 +134,22 @@ def slogdet(x: Tensor, /) -> SlogdetResult:
     sign, logdet = _native("slogdet", x)
     s = _wrap(sign, x, x.dtype)
     ld = _wrap(logdet, x, x.dtype.to_real())
-    if needs_grad(x):
-        record("LinalgSlogdetBackward0", _slogdet_backward, ld, (x,), (x,))
+    if needs_grad(x):  # both outputs carry a gradient, as torch's
+        record("LinalgSlogdetBackward0", _slogdet_backward, (s, ld), (x,), (x, s))
     return SlogdetResult(s, ld)
 
 
-def _slogdet_backward(node: Any, g: Tensor) -> tuple:
-    (x,) = node.saved_tensors
+def _slogdet_backward(node: Any, gsign: Any, gld: Any) -> tuple:
+    """torch's slogdet_backward: ``(g_abs - i Im(conj(g_sign) sign)) A^{-H}``; the sign of
+    a real matrix is locally constant, so its gradient adds nothing there."""
+    x, sign = node.saved_tensors
+    complex_ = x.dtype.kind == "c"
+    g = None if gld is None else (gld.to(x.dtype) if complex_ else gld)
+    if complex_ and gsign is not None:
+        term = (gsign.conj() * sign).imag.to(x.dtype) * (-1j)
+        g = term if g is None else g + term
+    if g is None:
+        return (None,)
     return (g.unsqueeze(-1).unsqueeze(-1) * inv(x).mT.conj(),)
 
 
@@ -511,9 +520,12 @@ def lstsq(a: Tensor, b: Tensor, rcond: Any = None, *, driver: str | None = None
     bb = b.unsqueeze(-1) if vec else b
     x = pinv(a, rtol=rcond) @ bb
     empty = zeros((0,), dtype=a.dtype.to_real(), device=a.device)
-    s = svdvals(a)
+    with no_grad_ctx():  # rank and singular_values are not differentiable (torch's)
+        s = svdvals(a)
     rank = (s > _cutoff(s, a.shape, None, rcond)).sum(dim=-1)
-    residuals = empty
+    # torch's residuals are differentiable even when empty: an empty slice of the solution
+    flat = x.reshape(-1)[:0]
+    residuals = flat.real if flat.dtype.kind == "c" else flat
     m, n = a.shape[-2], a.shape[-1]
     if m > n and driver != "gelsy" and bool((rank == n).all().item()):
         r = a @ x - bb

@@ -287,10 +287,44 @@ def export(model: Any, args: Any = (), f: Any = None, *, kwargs: dict | None = N
     :class:`ONNXProgram`."""
     try:
         import onnx
-        from onnx import helper, numpy_helper
     except ImportError as e:
         raise ImportError("omnitensor.onnx.export needs the onnx package: pip install onnx") \
             from e
+    opset = _check_call(model, opset_version, dynamic_shapes, ignored)
+    args, kwargs = _call_args(args, kwargs)
+    flat_in = _flat((args, kwargs), [])
+    in_names = _input_names(model, args, len(flat_in), input_names)
+    mode = str(getattr(training, "name", training)).upper()
+    was_training = getattr(model, "training", None)
+    set_mode = hasattr(model, "train") and was_training is not None and mode != "PRESERVE"
+    if set_mode:
+        model.train(mode == "TRAINING")
+    try:
+        base, _ = _emit_one(model, args, kwargs, opset, in_names,
+                            list(output_names) if output_names else None)
+        out_names = [o[0] for o in base.outputs]
+        dynamic = _parse_dynamic(dynamic_axes, in_names, out_names,
+                                 [tuple(t.shape) for t in flat_in])
+        builders, sizes = _capture_resized(model, args, kwargs, opset, in_names, out_names,
+                                           base, flat_in, dynamic)
+    finally:
+        if set_mode:
+            model.train(bool(was_training))
+    proto = _model_proto(builders, sizes, dynamic, type(model).__name__, opset,
+                         export_params)
+    onnx.checker.check_model(proto, full_check=True)
+    if verbose:
+        print(onnx.helper.printable_graph(proto.graph))
+    if f is not None:
+        _write(proto, f)
+    _ = dynamo
+    return ONNXProgram(proto)
+
+
+def _check_call(model: Any, opset_version: int | None, dynamic_shapes: Any,
+                ignored: dict) -> int:
+    """Refuse what export cannot do; return the opset."""
+    import onnx
     unknown = sorted(set(ignored) - set(_IGNORED))
     if unknown:
         raise TypeError(f"omnitensor.onnx.export() got unexpected keyword argument(s) "
@@ -306,6 +340,11 @@ def export(model: Any, args: Any = (), f: Any = None, *, kwargs: dict | None = N
     if not callable(model):
         raise TypeError(f"omnitensor.onnx.export: model must be an nn.Module or a callable, "
                         f"got {type(model).__name__}")
+    return opset
+
+
+def _call_args(args: Any, kwargs: dict | None) -> tuple[tuple, dict]:
+    """torch's forms: one Tensor, a list or tuple, a trailing dict of keyword arguments."""
     if isinstance(args, Tensor):
         args = (args,)
     elif isinstance(args, list):
@@ -316,48 +355,54 @@ def export(model: Any, args: Any = (), f: Any = None, *, kwargs: dict | None = N
     kwargs = dict(kwargs or {})
     if args and isinstance(args[-1], dict) and not kwargs:
         args, kwargs = args[:-1], dict(args[-1])      # torch: a trailing dict is kwargs
-    flat_in = _flat((args, kwargs), [])
-    n_in = len(flat_in)
+    return args, kwargs
+
+
+def _input_names(model: Any, args: tuple, n_in: int,
+                 input_names: Sequence[str] | None) -> list[str]:
+    """The given names, completed by the defaults, checked unique."""
     in_names = list(input_names or [])
     if len(in_names) > n_in:
         raise ValueError(f"omnitensor.onnx.export: {len(in_names)} input_names for {n_in} "
                          f"tensor inputs")
-    defaults = _default_names(model, args, n_in)
-    in_names += [d for d in defaults[len(in_names):]]
+    in_names += _default_names(model, args, n_in)[len(in_names):]
     if len(set(in_names)) != len(in_names):
         raise ValueError(f"omnitensor.onnx.export: input names must be unique, got "
                          f"{in_names}")
-    mode = str(getattr(training, "name", training)).upper()
-    was_training = getattr(model, "training", None)
-    set_mode = hasattr(model, "train") and was_training is not None and mode != "PRESERVE"
-    if set_mode:
-        model.train(mode == "TRAINING")
-    try:
-        base, result = _emit_one(model, args, kwargs, opset, in_names,
-                                 list(output_names) if output_names else None)
-        out_names = [o[0] for o in base.outputs]
-        per_in, per_out, sources = _parse_dynamic(dynamic_axes, in_names, out_names,
-                                                  [tuple(t.shape) for t in flat_in])
-        builders, sizes = [base], []
-        if sources:
-            base_sizes = {s: flat_in[in_names.index(i)].shape[a] for s, (i, a) in
-                          sources.items()}
-            if any(v < 2 for v in base_sizes.values()):
-                # size-1 axes broadcast: capture the base again at size 2
-                base_sizes = {s: max(v, 2) for s, v in base_sizes.items()}
-                a2, k2 = _resized(args, kwargs, per_in, base_sizes)
-                builders[0] = base = _emit_one(model, a2, k2, opset, in_names, out_names)[0]
-            sizes = [base_sizes]
-            for s in sources:
-                sz = dict(base_sizes, **{s: base_sizes[s] + 3})
-                sizes.append(sz)
-            sizes.append({s: v + 7 for s, v in base_sizes.items()})
-            for sz in sizes[1:]:
-                a2, k2 = _resized(args, kwargs, per_in, sz)
-                builders.append(_emit_one(model, a2, k2, opset, in_names, out_names)[0])
-    finally:
-        if set_mode:
-            model.train(bool(was_training))
+    return in_names
+
+
+def _capture_resized(model: Any, args: tuple, kwargs: dict, opset: int, in_names: list,
+                     out_names: list, base: Builder, flat_in: list,
+                     dynamic: tuple) -> tuple[list, list]:
+    """With dynamic axes, the model captured again at other sizes of each (``_dynamic``
+    fits the integer constants across them): the builders and their sizes, the base's
+    first. Without, just the base."""
+    per_in, _, sources = dynamic
+    if not sources:
+        return [base], []
+    builders = [base]
+    base_sizes = {s: flat_in[in_names.index(i)].shape[a] for s, (i, a) in sources.items()}
+    if any(v < 2 for v in base_sizes.values()):
+        # size-1 axes broadcast: capture the base again at size 2
+        base_sizes = {s: max(v, 2) for s, v in base_sizes.items()}
+        a2, k2 = _resized(args, kwargs, per_in, base_sizes)
+        builders[0] = _emit_one(model, a2, k2, opset, in_names, out_names)[0]
+    sizes = [base_sizes]
+    sizes += [dict(base_sizes, **{s: base_sizes[s] + 3}) for s in sources]
+    sizes.append({s: v + 7 for s, v in base_sizes.items()})
+    for sz in sizes[1:]:
+        a2, k2 = _resized(args, kwargs, per_in, sz)
+        builders.append(_emit_one(model, a2, k2, opset, in_names, out_names)[0])
+    return builders, sizes
+
+
+def _model_proto(builders: list, sizes: list, dynamic: tuple, name: str, opset: int,
+                 export_params: bool) -> Any:
+    """The ONNX ModelProto of the base capture, its dynamic dimensions labelled."""
+    from onnx import helper, numpy_helper
+    base = builders[0]
+    per_in, per_out, sources = dynamic
     fitted = fit(builders, sizes) if sources else {
         k: np.asarray(v.values, dtype=np.int64) for k, v in base.ints.items()}
     if sources:
@@ -373,16 +418,8 @@ def export(model: Any, args: Any = (), f: Any = None, *, kwargs: dict | None = N
     for k, (nm, dt, shape) in enumerate(base.inputs):
         axes = per_in.get(k, {})
         inputs.append(value_info(nm, dt, [axes.get(a, d) for a, d in enumerate(shape)]))
-    outputs = []
-    for j, (nm, dt, shape) in enumerate(base.outputs):
-        dims = []
-        for a in range(len(shape)):
-            lab = dim_label([b.outputs[j][2][a] for b in builders], sizes or [{}])
-            named = per_out.get(nm, {})
-            if a in named or (a - len(shape)) in named:
-                lab = named.get(a, named.get(a - len(shape)))
-            dims.append(f"{nm}_dim_{a}" if lab == "?" else lab)
-        outputs.append(value_info(nm, dt, dims))
+    outputs = [value_info(nm, dt, _output_dims(builders, sizes, per_out, j, nm, len(shape)))
+               for j, (nm, dt, shape) in enumerate(base.outputs)]
     nodes = [helper.make_node(n.op_type, list(n.inputs), list(n.outputs), **dict(n.attrs))
              for n in list(pre_nodes) + base.nodes]
     # only what a node reads: constants read inside regions exported as one op are dropped
@@ -395,14 +432,21 @@ def export(model: Any, args: Any = (), f: Any = None, *, kwargs: dict | None = N
         inits += [numpy_helper.from_array(np.array(v, order="C"), k) for k, v in params.items()]
     else:
         inputs += [value_info(k, v.dtype.name, list(v.shape)) for k, v in params.items()]
-    graph = helper.make_graph(nodes, type(model).__name__, inputs, outputs, inits)
+    graph = helper.make_graph(nodes, name, inputs, outputs, inits)
     opsets = [helper.make_opsetid("", opset)]
-    proto = helper.make_model(graph, opset_imports=opsets, producer_name="omnitensor",
-                              ir_version=helper.find_min_ir_version_for(opsets))
-    onnx.checker.check_model(proto, full_check=True)
-    if verbose:
-        print(helper.printable_graph(proto.graph))
-    if f is not None:
-        _write(proto, f)
-    _ = dynamo, result
-    return ONNXProgram(proto)
+    return helper.make_model(graph, opset_imports=opsets, producer_name="omnitensor",
+                             ir_version=helper.find_min_ir_version_for(opsets))
+
+
+def _output_dims(builders: list, sizes: list, per_out: dict, j: int, nm: str,
+                 ndim: int) -> list:
+    """Output ``j``'s dimensions: sizes, or labels of the axes that vary with an input's
+    (named by ``dynamic_axes`` where it names them)."""
+    dims = []
+    for a in range(ndim):
+        lab = dim_label([b.outputs[j][2][a] for b in builders], sizes or [{}])
+        named = per_out.get(nm, {})
+        if a in named or (a - ndim) in named:
+            lab = named.get(a, named.get(a - ndim))
+        dims.append(f"{nm}_dim_{a}" if lab == "?" else lab)
+    return dims

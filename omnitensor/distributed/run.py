@@ -32,6 +32,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -186,78 +187,100 @@ def _ranks(option: str, text: str) -> int:
     return n
 
 
-def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
-    """(mpiexec command line, environment) for the launcher's arguments."""
+@dataclass
+class _Options:
+    """The launcher's arguments, parsed."""
     nprocs: int | None = None
-    hosts = hostfile = mpiexec = None
-    extra: list[str] = []
-    program: list[str] = []
-    dry = False
-    as_torch = False
+    hosts: str | None = None
+    hostfile: str | None = None
+    mpiexec: str | None = None
+    extra: list[str] = field(default_factory=list)  # mpiexec's own options, passed on
+    program: list[str] = field(default_factory=list)
+    dry: bool = False
+    as_torch: bool = False
+
+
+#: launcher options taking a value: option -> the _Options field it sets
+_VALUED = {"--hosts": "hosts", "--host": "hosts", "-H": "hosts", "--hostfile": "hostfile",
+           "--mpiexec": "mpiexec"}
+_NPROCS = ("-n", "-np", "--np", "--nproc", "--nproc-per-node", "--nproc_per_node")
+
+
+def _parse(argv: Sequence[str]) -> _Options:
+    """Parse the launcher's arguments (torchrun's and mpiexec's spellings) up to the
+    program: a script.py, ``-m module`` or ``-- program``."""
+    o = _Options()
     args = list(argv)
     i = 0
     while i < len(args):
         a = args[i]
-
-        def value(i: int = i, a: str = a) -> str:
+        if a in _NPROCS or a in _VALUED:
             if i + 1 >= len(args):
                 raise UsageError(f"{a} needs a value")
-            return args[i + 1]
-        if a in ("-n", "-np", "--np", "--nproc", "--nproc-per-node", "--nproc_per_node"):
-            nprocs = _ranks(a, value())
+            if a in _NPROCS:
+                o.nprocs = _ranks(a, args[i + 1])
+            else:
+                setattr(o, _VALUED[a], args[i + 1])
             i += 2
-        elif a.startswith("-n") and a[2:].isdigit():
-            nprocs = int(a[2:])
-            i += 1
-        elif a in ("--hosts", "--host", "-H"):
-            hosts = value()
-            i += 2
-        elif a == "--hostfile":
-            hostfile = value()
-            i += 2
-        elif a == "--mpiexec":
-            mpiexec = value()
-            i += 2
+            continue
+        if a.startswith("-n") and a[2:].isdigit():
+            o.nprocs = int(a[2:])
         elif a == "--dry-run":
-            dry = True
-            i += 1
+            o.dry = True
         elif a == "--as-torch":  # `import torch` resolves to omnitensor (omnitensor/as_torch.py)
-            as_torch = True
-            i += 1
+            o.as_torch = True
         elif a in ("-h", "--help"):
             print(help_text(), end="")
             raise SystemExit(0)
         elif a in ("--standalone",) or a.startswith(("--nnodes=1", "--rdzv")):
-            i += 1  # torchrun options with nothing to do here (MPI does the rendezvous)
+            pass  # torchrun options with nothing to do here (MPI does the rendezvous)
         elif a == "--":
-            program = ["--exec"] + args[i + 1:] if args[i + 1:] else []
+            o.program = ["--exec"] + args[i + 1:] if args[i + 1:] else []
             break
         elif a == "-m":
-            program = ["-m"] + args[i + 1:]
+            o.program = ["-m"] + args[i + 1:]
             break
         elif a.endswith(".py") and not a.startswith("-"):
-            program = args[i:]
+            o.program = args[i:]
             break
         else:  # an mpiexec option (and its value, which does not end in .py)
-            extra.append(a)
-            i += 1
-    if as_torch:
+            o.extra.append(a)
+        i += 1
+    return o
+
+
+def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """(mpiexec command line, environment) for the launcher's arguments."""
+    o = _parse(argv)
+    program = o.program
+    if o.as_torch:
         if not program or program[0] == "--exec" or program[-1:] == ["-m"]:
             raise UsageError("--as-torch needs a script.py or -m module")
         program = ["-m", "omnitensor.as_torch"] + program
-        if nprocs is None:  # one process, as `python script.py`: no MPI involved
+        if o.nprocs is None:  # one process, as `python script.py`: no MPI involved
             env = dict(os.environ)
-            if dry:
+            if o.dry:
                 env["OMNITENSOR_RUN_DRY"] = "1"
             return [sys.executable] + program, env
-    if nprocs is None:
+    if o.nprocs is None:
         raise UsageError("give the number of ranks with -n N")
     if not program or program[-1:] == ["-m"]:
         raise UsageError("no script given (script.py, -m module or -- program)")
     # every rank starts in rank_env, which sets torchrun's RANK/LOCAL_RANK/WORLD_SIZE from
     # the launcher's variables and then runs the program
     program = [sys.executable, "-m", "omnitensor.distributed.rank_env"] + program
-    exe = find_mpiexec(mpiexec)
+    cmd, env = _mpiexec_command(o, o.nprocs)
+    cmd += o.extra + program
+    if o.dry:
+        env["OMNITENSOR_RUN_DRY"] = "1"
+    return cmd, env
+
+
+def _mpiexec_command(o: _Options, nprocs: int) -> tuple[list[str], dict[str, str]]:
+    """mpiexec and its options (hosts, Open MPI's root/oversubscribe/exported variables),
+    and the ranks' environment."""
+    exe = find_mpiexec(o.mpiexec)
+    hosts, hostfile = o.hosts, o.hostfile
     cmd = [exe, "-n", str(nprocs)]
     openmpi = _is_open_mpi(exe)
     env = dict(os.environ)
@@ -271,23 +294,20 @@ def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
         cmd += ["--host" if openmpi else "-hosts", hosts]
     if hostfile:
         cmd += ["--hostfile", hostfile]
-    if openmpi:
-        if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-run-as-root" not in extra:
-            cmd.append("--allow-run-as-root")
-        if not hosts and not hostfile and nprocs > physical_cores() \
-                and "--oversubscribe" not in extra:
-            cmd.append("--oversubscribe")
-        if hosts or hostfile:  # remote ranks get only the variables we export
-            for var in sorted(env):
-                if var.startswith("OMNITENSOR_") or var in ("PYTHONPATH", "PATH",
-                                                            "MASTER_ADDR", "MASTER_PORT"):
-                    cmd += ["-x", var]
-    cmd += extra + program
-    if openmpi:  # also for scripts that import mpi4py before init_process_group
-        from .group import tune_open_mpi
-        tune_open_mpi(env, nprocs)
-    if dry:
-        env["OMNITENSOR_RUN_DRY"] = "1"
+    if not openmpi:
+        return cmd, env
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-run-as-root" not in o.extra:
+        cmd.append("--allow-run-as-root")
+    if not hosts and not hostfile and nprocs > physical_cores() \
+            and "--oversubscribe" not in o.extra:
+        cmd.append("--oversubscribe")
+    if hosts or hostfile:  # remote ranks get only the variables we export
+        for var in sorted(env):
+            if var.startswith("OMNITENSOR_") or var in ("PYTHONPATH", "PATH",
+                                                        "MASTER_ADDR", "MASTER_PORT"):
+                cmd += ["-x", var]
+    from .group import tune_open_mpi  # also for scripts that import mpi4py first
+    tune_open_mpi(env, nprocs)
     return cmd, env
 
 

@@ -62,6 +62,7 @@ def _percent(part: float, whole: float) -> str:
 def build_table(events: Any, *, sort_by: str | None, row_limit: int,
                 max_name_column_width: int, max_shapes_column_width: int,
                 header: str | None, top_level_events_only: bool) -> str:
+    """The table of ``events`` (torch's ``EventList.table`` arguments)."""
     if len(events) == 0:
         return ""
     rows = list(events)
@@ -70,91 +71,103 @@ def build_table(events: Any, *, sort_by: str | None, row_limit: int,
     if sort_by is not None:
         attr = sort_attribute(sort_by)
         rows.sort(key=lambda e: getattr(e, attr), reverse=True)
-    total_self_cpu = sum(e.self_cpu_time_total for e in events)
-    total_self_dev = sum(e.self_device_time_total for e in events
-                         if not e.is_user_annotation)
     if row_limit is not None and row_limit > 0:
         rows = rows[:row_limit]
     if not rows:
         return ""
-    has_dev = any(e.self_device_time_total > 0 for e in events)
-    has_mem = bool(events.meta.get("profile_memory"))
-    has_dev_mem = any(e.self_device_memory_usage > 0 for e in events)
-    has_shapes = any(e.input_shapes for e in rows)
-    kinds = sorted({e.device_type for e in events if e.self_device_time_total > 0})
-    dev = kinds[0].upper() if len(kinds) == 1 else "DEVICE"
-
-    name_w = max(len(e.key) for e in rows) + 4
-    name_w = min(name_w, max_name_column_width) if max_name_column_width else name_w
-    shapes_w = max(len(str(e.input_shapes)) for e in rows) + 4
-    shapes_w = min(shapes_w, max_shapes_column_width) if max_shapes_column_width else shapes_w
-
-    headers = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
-    if has_dev:
-        headers += [f"Self {dev}", f"Self {dev} %", f"{dev} total", f"{dev} time avg"]
-    if has_mem:
-        headers += ["CPU Mem", "Self CPU Mem"]
-        if has_dev_mem:
-            headers += [f"{dev} Mem", f"Self {dev} Mem"]
-    headers.append("# of Calls")
-    widths = [name_w] + [12] * (len(headers) - 1)
-    if has_shapes:
-        headers.append("Input Shapes")
-        widths.append(shapes_w)
-    raw_flops = [e.flops for e in events if e.flops > 0]
-    if raw_flops:
-        flops_scale, flops_unit = _flops_scale(min(raw_flops))
-        headers.append(f"Total {flops_unit}")
-        widths.append(12)
-    has_stack = any(e.stack for e in rows)
-    src_w = min(75, max((len(f) for e in rows for f in e.stack), default=0) + 4)
-    if has_stack:
-        headers.append("Source Location")
-        widths.append(src_w)
-
-    def line(cells: list[str]) -> str:
-        last = len(headers) - 1 if has_stack else -1  # the source column reads left-aligned
-        return "".join(f"{c:<{w}}  " if i == last else f"{c:>{w}}  "
-                       for i, (c, w) in enumerate(zip(cells, widths)))
-
-    sep = "".join("-" * w + "  " for w in widths)
+    cols = _Columns(events, rows, max_name_column_width, max_shapes_column_width)
+    sep = "".join("-" * w + "  " for w in cols.widths)
     out = []
     if header is not None:
         out += ["=" * (len(sep) - 2), header]
     if top_level_events_only:
         out += ["=" * (len(sep) - 2), "This report only display top-level ops statistics"]
-    out += [sep, line(headers), sep]
+    out += [sep, cols.line(cols.headers), sep]
     for e in rows:
+        out.append(cols.line(cols.cells(e)))
+        if cols.has_stack:  # the further frames on lines of their own, then a blank line
+            blank = [""] * (len(cols.headers) - 1)
+            out += [cols.line(blank + [_trim_path(f, cols.src_w)]) for f in e.stack[1:]]
+            out.append(cols.line(blank + [""]))
+    out.append(sep)
+    out.append(f"Self CPU time total: {format_time(cols.total_self_cpu)}")
+    if cols.has_dev:
+        out.append(f"Self {cols.dev} time total: {format_time(cols.total_self_dev)}")
+    return "\n".join(out) + "\n"
+
+
+class _Columns:
+    """Which columns the table has (device time, memory, shapes, FLOPs, source), their
+    headers and widths, and the cells of one event's row."""
+
+    def __init__(self, events: Any, rows: list, max_name_w: int, max_shapes_w: int) -> None:
+        self.total_self_cpu = sum(e.self_cpu_time_total for e in events)
+        self.total_self_dev = sum(e.self_device_time_total for e in events
+                                  if not e.is_user_annotation)
+        self.has_dev = any(e.self_device_time_total > 0 for e in events)
+        self.has_mem = bool(events.meta.get("profile_memory"))
+        self.has_dev_mem = any(e.self_device_memory_usage > 0 for e in events)
+        self.has_shapes = any(e.input_shapes for e in rows)
+        kinds = sorted({e.device_type for e in events if e.self_device_time_total > 0})
+        self.dev = dev = kinds[0].upper() if len(kinds) == 1 else "DEVICE"
+        name_w = max(len(e.key) for e in rows) + 4
+        self.name_w = min(name_w, max_name_w) if max_name_w else name_w
+        shapes_w = max(len(str(e.input_shapes)) for e in rows) + 4
+        self.shapes_w = min(shapes_w, max_shapes_w) if max_shapes_w else shapes_w
+        headers = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
+                   "CPU time avg"]
+        if self.has_dev:
+            headers += [f"Self {dev}", f"Self {dev} %", f"{dev} total", f"{dev} time avg"]
+        if self.has_mem:
+            headers += ["CPU Mem", "Self CPU Mem"]
+            if self.has_dev_mem:
+                headers += [f"{dev} Mem", f"Self {dev} Mem"]
+        headers.append("# of Calls")
+        widths = [self.name_w] + [12] * (len(headers) - 1)
+        if self.has_shapes:
+            headers.append("Input Shapes")
+            widths.append(self.shapes_w)
+        raw_flops = [e.flops for e in events if e.flops > 0]
+        self.has_flops = bool(raw_flops)
+        if raw_flops:
+            self.flops_scale, flops_unit = _flops_scale(min(raw_flops))
+            headers.append(f"Total {flops_unit}")
+            widths.append(12)
+        self.has_stack = any(e.stack for e in rows)
+        self.src_w = min(75, max((len(f) for e in rows for f in e.stack), default=0) + 4)
+        if self.has_stack:
+            headers.append("Source Location")
+            widths.append(self.src_w)
+        self.headers, self.widths = headers, widths
+
+    def line(self, cells: list[str]) -> str:
+        last = len(self.headers) - 1 if self.has_stack else -1  # source: left-aligned
+        return "".join(f"{c:<{w}}  " if i == last else f"{c:>{w}}  "
+                       for i, (c, w) in enumerate(zip(cells, self.widths)))
+
+    def cells(self, e: Any) -> list[str]:
+        name_w, shapes_w = self.name_w, self.shapes_w
         name = e.key if len(e.key) < name_w - 3 else e.key[:name_w - 6] + "..."
-        cells = [name, _percent(e.self_cpu_time_total, total_self_cpu),
+        cells = [name, _percent(e.self_cpu_time_total, self.total_self_cpu),
                  format_time(e.self_cpu_time_total),
-                 _percent(e.cpu_time_total, total_self_cpu), format_time(e.cpu_time_total),
+                 _percent(e.cpu_time_total, self.total_self_cpu), format_time(e.cpu_time_total),
                  format_time(e.cpu_time_total / max(1, e.count))]
-        if has_dev:
+        if self.has_dev:
             cells += [format_time(e.self_device_time_total),
-                      _percent(e.self_device_time_total, total_self_dev),
+                      _percent(e.self_device_time_total, self.total_self_dev),
                       format_time(e.device_time_total),
                       format_time(e.device_time_total / max(1, e.count))]
-        if has_mem:
+        if self.has_mem:
             cells += [format_memory(e.cpu_memory_usage), format_memory(e.self_cpu_memory_usage)]
-            if has_dev_mem:
+            if self.has_dev_mem:
                 cells += [format_memory(e.device_memory_usage),
                           format_memory(e.self_device_memory_usage)]
         cells.append(str(e.count))
-        if has_shapes:
+        if self.has_shapes:
             shapes = str(e.input_shapes)
             cells.append(shapes if len(shapes) < shapes_w - 3 else shapes[:shapes_w - 6] + "...")
-        if raw_flops:
-            cells.append(f"{e.flops * flops_scale:8.3f}" if e.flops > 0 else "--")
-        if has_stack:
-            cells.append(_trim_path(e.stack[0], src_w) if e.stack else "")
-        out.append(line(cells))
-        if has_stack:  # the further frames on lines of their own, then a blank line
-            blank = [""] * (len(headers) - 1)
-            out += [line(blank + [_trim_path(f, src_w)]) for f in e.stack[1:]]
-            out.append(line(blank + [""]))
-    out.append(sep)
-    out.append(f"Self CPU time total: {format_time(total_self_cpu)}")
-    if has_dev:
-        out.append(f"Self {dev} time total: {format_time(total_self_dev)}")
-    return "\n".join(out) + "\n"
+        if self.has_flops:
+            cells.append(f"{e.flops * self.flops_scale:8.3f}" if e.flops > 0 else "--")
+        if self.has_stack:
+            cells.append(_trim_path(e.stack[0], self.src_w) if e.stack else "")
+        return cells

@@ -67,6 +67,29 @@ def _float_mask(mask: Tensor, dtype: Any) -> Tensor:
 
 
 @composite("multi_head_attention_forward")
+def _in_projection(query: Tensor, key: Tensor, value: Tensor, separate: bool,
+                   in_proj_weight: Tensor | None, in_proj_bias: Tensor | None,
+                   q_proj_weight: Tensor | None, k_proj_weight: Tensor | None,
+                   v_proj_weight: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
+    """Multi-head attention's input projections: one packed weight (one matmul for
+    self-attention) or three separate ones."""
+    if not separate:
+        if in_proj_weight is None:
+            raise ValueError("multi_head_attention_forward: use_separate_proj_weight is False "
+                             "but in_proj_weight is None")
+        if query is key and key is value:
+            q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)
+            return q, k, v
+        w_q, w_k, w_v = in_proj_weight.chunk(3)
+    else:
+        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
+            raise ValueError("multi_head_attention_forward: use_separate_proj_weight is True "
+                             "but q_proj_weight, k_proj_weight or v_proj_weight is None")
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+    return linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+
+
 def multi_head_attention_forward(
         query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
         in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
@@ -96,27 +119,8 @@ def multi_head_attention_forward(
     if embed_dim % num_heads:
         raise ValueError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
     head_dim = embed_dim // num_heads
-    # input projections (one packed matmul for self-attention)
-    if not use_separate_proj_weight:
-        if in_proj_weight is None:
-            raise ValueError("multi_head_attention_forward: use_separate_proj_weight is False "
-                             "but in_proj_weight is None")
-        if query is key and key is value:
-            q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)
-        else:
-            w_q, w_k, w_v = in_proj_weight.chunk(3)
-            b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else \
-                in_proj_bias.chunk(3)
-            q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
-    else:
-        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
-            raise ValueError("multi_head_attention_forward: use_separate_proj_weight is True "
-                             "but q_proj_weight, k_proj_weight or v_proj_weight is None")
-        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else \
-            in_proj_bias.chunk(3)
-        q = linear(query, q_proj_weight, b_q)
-        k = linear(key, k_proj_weight, b_k)
-        v = linear(value, v_proj_weight, b_v)
+    q, k, v = _in_projection(query, key, value, use_separate_proj_weight, in_proj_weight,
+                             in_proj_bias, q_proj_weight, k_proj_weight, v_proj_weight)
     if is_causal and attn_mask is None:
         attn_mask = _causal(tgt_len, k.shape[0], query.device).logical_not()
     if attn_mask is not None:

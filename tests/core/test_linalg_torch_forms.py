@@ -49,6 +49,40 @@ def test_svd_qr_pinv_gradients(device, shape):
     _grad(device, shape, lambda m, a: (m.linalg.pinv(a),), scale=100)
 
 
+def _svd_full_invariants(m, a):
+    u, s, vh = m.linalg.svd(a, full_matrices=True)
+    k = s.shape[-1]
+    return (u[..., :k] * s.unsqueeze(-2)) @ vh[..., :k, :], (u[..., :k] @ vh[..., :k, :]).abs()
+
+
+@pytest.mark.parametrize("kind", ["real", "complex"])
+@pytest.mark.parametrize("shape", [(4, 3), (3, 3), (3, 5)])
+def test_svd_gradient_full_matrices_and_phase(device, shape, kind):
+    """full_matrices=True reads the first k columns of U / rows of Vh (torch's gauge rule:
+    the rest span a null space); a complex loss that depends on the singular vectors' phase
+    is refused, as torch's; the phase-invariant loss of U and Vh together has torch's
+    gradient (its diagonal term i Im diag(U^H gU) / S)."""
+    A = RNG.standard_normal(shape)
+    if kind == "complex":
+        A = (A + 1j * RNG.standard_normal(shape)).astype(
+            np.complex128 if device == "cpu" else np.complex64)
+    else:
+        A = A.astype(_dt(device))
+    grads = []
+    for lib in (ot, torch):
+        x = lib.tensor(A).to(device) if lib is ot else torch.tensor(A)
+        x.requires_grad_(True)
+        a, b = _svd_full_invariants(lib, x)
+        (a.real.sum() + (b * 1.5).sum()).backward()
+        grads.append(x.grad)
+    _close(grads[0], grads[1], device, 100)
+    if kind == "complex" and shape[0] >= shape[1]:
+        with pytest.raises(RuntimeError, match="e\\^\\{i phi\\}"):
+            x = ot.tensor(A, device=device, requires_grad=True)
+            u = ot.linalg.svd(x, full_matrices=False)[0]
+            (u * ot.tensor(100 * (1 + 2j), dtype=u.dtype, device=device)).real.sum().backward()
+
+
 def test_eig_gradient(device):
     if device != "cpu":
         pytest.skip("eig's eigenvector phase differs between LAPACK builds in float32")

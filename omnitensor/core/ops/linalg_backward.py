@@ -25,13 +25,13 @@ def _zero_diag_one(e: Any) -> Any:
 def svd_backward(node: Any, gu: Any, gs: Any, gvh: Any) -> tuple:
     """d A from d U, d S, d Vh (torch's linalg_svd_backward)."""
     u, s, vh = node.saved_tensors
+    k = s.shape[-1]
     if gu is None and gvh is None:
-        k = s.shape[-1]
         return ((u[..., :k] * gs.unsqueeze(-2).to(u.dtype)) @ vh[..., :k, :],)
-    if node.full:
-        raise RuntimeError("linalg.svd: the gradient of U or Vh with full_matrices=True is "
-                           "not defined for non-square matrices (as in torch): use "
-                           "full_matrices=False")
+    if node.full:  # torch's rule: the columns past k (a basis of a null space) are a gauge
+        u, vh = u[..., :k], vh[..., :k, :]  # the loss may not depend on: read the first k
+        gu = None if gu is None else gu[..., :k]
+        gvh = None if gvh is None else gvh[..., :k, :]
     m, n = u.shape[-2], vh.shape[-1]
     v = vh.mT.conj()
     gv = None if gvh is None else gvh.mT.conj()
@@ -39,6 +39,8 @@ def svd_backward(node: Any, gu: Any, gs: Any, gvh: Any) -> tuple:
     e = _zero_diag_one(s2.unsqueeze(-2) - s2.unsqueeze(-1))
     sc = s.to(u.dtype)
     uhgu = None if gu is None else u.mT.conj() @ gu
+    if u.dtype.kind == "c":
+        _check_phase_invariant(uhgu, None if gv is None else vh @ gv, s)
     if uhgu is not None and gv is not None:
         ret = (_skew(uhgu) * sc.unsqueeze(-2) + sc.unsqueeze(-1) * _skew(vh @ gv)) / e
     elif uhgu is not None:
@@ -48,7 +50,7 @@ def svd_backward(node: Any, gu: Any, gs: Any, gvh: Any) -> tuple:
     if gs is not None:
         ret = ret + gs.to(u.dtype).diag_embed()
     if uhgu is not None and u.dtype.kind == "c":
-        ret = ret + (1j * uhgu.diagonal(0, -2, -1).imag / (2 * s)).diag_embed()
+        ret = ret + (1j * uhgu.diagonal(0, -2, -1).imag / s).diag_embed()
     if m > n and gu is not None:
         gusinv = gu / sc.unsqueeze(-2)
         ga = u @ ret + gusinv - u @ (u.mT.conj() @ gusinv)
@@ -58,6 +60,19 @@ def svd_backward(node: Any, gu: Any, gs: Any, gvh: Any) -> tuple:
         ga = ret @ vh + gvsinv.mT.conj() - (gvsinv.mT.conj() @ v) @ vh
         return (u @ ga,)
     return (u @ ret @ vh,)
+
+
+def _check_phase_invariant(uhgu: Any, vhgv: Any, s: Any) -> None:
+    """torch's gauge rule for complex SVD: each pair of singular vectors is defined up to a
+    common phase e^{i phi}, so a loss must not depend on it: Im diag(U^H gU) must match
+    -Im diag(V^H gV) (torch's lax tolerance, 1e-2), else the gradient is ill-defined."""
+    zero = zeros(s.shape, dtype=s.dtype, device=s.device)
+    a = zero if uhgu is None else uhgu.diagonal(0, -2, -1).imag
+    b = zero if vhgv is None else -vhgv.diagonal(0, -2, -1).imag
+    if not bool(((a - b).abs() <= 1e-2 + 1e-2 * b.abs()).all().item()):
+        raise RuntimeError("svd_backward: The singular vectors in the complex case are "
+                           "specified up to multiplication by e^{i phi}. The specified loss "
+                           "function depends on this phase term, making it ill-defined.")
 
 
 def _copyltu(m: Any) -> Any:

@@ -52,37 +52,38 @@ def _to_index_tensor(k: Any, x: Tensor) -> Tensor:
     return tensor(arr, device=x.device)
 
 
-def normalize_key(x: Tensor, key: Any) -> _Key:
-    if not isinstance(key, tuple):
-        key = (key,)
-    items: list = []
-    for k in key:
-        if k is None or k is Ellipsis or isinstance(k, slice) or isinstance(k, bool):
-            items.append(k)
-        elif isinstance(k, Tensor):
-            if k._device is not x._device and not (k.ndim == 0 and k._device.type == "cpu"):
-                if k._device.type == "cpu":
-                    k = k.to(x._device)
-                else:  # torch: indices on cpu or on the indexed tensor's device
-                    raise DeviceMismatchError(
-                        f"indices on {k.device} cannot index a tensor on {x.device}: index "
-                        f"tensors must be on the indexed tensor's device"
-                        f"{'' if x._device.type == 'cpu' else ' or on cpu'}; move them with "
-                        f".to('{x.device}')")
-            if k._dtype.kind not in "biu":
-                raise IndexError(f"tensors used as indices must be long, int or bool tensors, "
-                                 f"got {k.dtype.name}")
-            if k.ndim == 0:
-                items.append(bool(k.item()) if k._dtype is _dt.bool_ else int(k.item()))
-            else:
-                items.append(k)
-        elif isinstance(k, (list, np.ndarray, range)):  # a range is a sequence, as in torch
-            items.append(_to_index_tensor(k, x))
-        elif hasattr(k, "__index__"):
-            items.append(int(k.__index__()))
-        else:
-            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and integer "
-                             f"or boolean tensors are valid indices (got {type(k).__name__})")
+def _key_item(x: Tensor, k: Any) -> Any:
+    """One element of an index key: None, ``...``, a slice, a bool, an int, or an index
+    tensor on ``x``'s device (0-d index tensors become Python scalars)."""
+    if k is None or k is Ellipsis or isinstance(k, slice) or isinstance(k, bool):
+        return k
+    if isinstance(k, Tensor):
+        if k._device is not x._device and not (k.ndim == 0 and k._device.type == "cpu"):
+            if k._device.type == "cpu":
+                k = k.to(x._device)
+            else:  # torch: indices on cpu or on the indexed tensor's device
+                raise DeviceMismatchError(
+                    f"indices on {k.device} cannot index a tensor on {x.device}: index "
+                    f"tensors must be on the indexed tensor's device"
+                    f"{'' if x._device.type == 'cpu' else ' or on cpu'}; move them with "
+                    f".to('{x.device}')")
+        if k._dtype.kind not in "biu":
+            raise IndexError(f"tensors used as indices must be long, int or bool tensors, "
+                             f"got {k.dtype.name}")
+        if k.ndim == 0:
+            return bool(k.item()) if k._dtype is _dt.bool_ else int(k.item())
+        return k
+    if isinstance(k, (list, np.ndarray, range)):  # a range is a sequence, as in torch
+        return _to_index_tensor(k, x)
+    if hasattr(k, "__index__"):
+        return int(k.__index__())
+    raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and integer "
+                     f"or boolean tensors are valid indices (got {type(k).__name__})")
+
+
+def _fill_ellipsis(x: Tensor, items: list) -> list:
+    """The key with one entry per axis of ``x``: ``...`` (or the end) stands for full
+    slices of the axes no other element consumes."""
     consumed = 0
     for k in items:
         if isinstance(k, Tensor):
@@ -98,6 +99,15 @@ def normalize_key(x: Tensor, key: Any) -> _Key:
         items[i:i + 1] = [slice(None)] * (x.ndim - consumed)
     else:
         items += [slice(None)] * (x.ndim - consumed)
+    return items
+
+
+def normalize_key(x: Tensor, key: Any) -> _Key:
+    """``x[key]``'s key as per-axis entries: each element converted and checked
+    (``_key_item``), the ellipsis expanded, then bounds, slices and masks resolved."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    items = _fill_ellipsis(x, [_key_item(x, k) for k in key])
     # second pass: bounds, slices, masks
     entries: list = []
     empty_axes: list = []

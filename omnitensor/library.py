@@ -7,7 +7,8 @@ its gradient comes from the omnitensor ops it is written with, unless
 per device type with :func:`register_kernel` take precedence on that type. Fake (meta)
 implementations are kept but never needed: omnitensor's compile traces real calls.
 
-``torch.ops.<namespace>.<name>`` finds every operator defined here.
+``torch.ops.<namespace>.<name>`` finds every operator defined here, and ``torch.ops.aten``
+ATen's operators (:mod:`omnitensor.aten`).
 """
 from __future__ import annotations
 
@@ -220,11 +221,15 @@ class _Namespace:
 
 
 class _Ops:
-    """``torch.ops``: ``torch.ops.<namespace>.<op>`` for operators defined here."""
+    """``torch.ops``: ``torch.ops.<namespace>.<op>`` for operators defined here, and
+    ``torch.ops.aten.<op>`` for ATen's."""
 
-    def __getattr__(self, ns: str) -> _Namespace:
+    def __getattr__(self, ns: str) -> Any:
         if ns.startswith("__"):
             raise AttributeError(ns)
+        if ns == "aten":  # ATen's operators (omnitensor/aten)
+            from .aten import namespace
+            return namespace
         return _Namespace(ns)
 
 

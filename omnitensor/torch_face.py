@@ -340,6 +340,11 @@ def __getattr__(name: str) -> _Any:
         return torch_ops
     if name == "torch":  # torch.torch is torch
         return sys.modules[__name__]
+    from .aten import torch_attribute  # torch._chunk_cat, torch.segment_reduce: ATen's ops
+    packet = torch_attribute(name)
+    if packet is not None:
+        globals()[name] = packet
+        return packet
     try:
         value = getattr(_ot, name)
     except AttributeError:

@@ -135,6 +135,8 @@ def _candidates(op: Any) -> Iterator[str]:
 def _torch_paths(key: str) -> tuple[str, ...]:
     from .oracle import ops_by_key
     op = ops_by_key()[key]
+    if type(op.op).__module__ == "torch._ops":  # an OpOverload(Packet): torch.ops.aten.x.y
+        return ("ops." + str(op.op),)
     if _is_test_code(op.op):
         return tuple(dict.fromkeys(_known_prefix(p) for p in referenced_paths(op.op)))
     for path in _candidates(op):
@@ -144,8 +146,9 @@ def _torch_paths(key: str) -> tuple[str, ...]:
 
 
 def counterpart_paths(op: Any) -> tuple[str, ...]:
-    """The torch paths ``op`` stands for (``("addmm",)``, ``("Tensor.mT",)``); empty when its
-    callable is no public torch object (``torch.ops.aten.*``, jiterator, test helpers)."""
+    """The torch paths ``op`` stands for (``("addmm",)``, ``("Tensor.mT",)``,
+    ``("ops.aten.slice.Tensor",)``); empty when its callable is no torch object the face can
+    have (jiterator, test helpers)."""
     from .oracle import opinfo_key
     return _torch_paths(opinfo_key(op))
 
@@ -157,15 +160,18 @@ def missing_paths(op: Any) -> list[str]:
 
 
 #: why an OpInfo can have no counterpart, by the kind of object it tests: torch's CUDA-only
-#: run-time compiler, and ATen's private kernels (``torch.ops.aten.*`` overloads, ``torch._x``
-#: entry points), which are no part of torch's public API (omnitensor's ``torch.ops`` holds
-#: the operators a program defines with ``torch.library``, not ATen's)
+#: run-time compiler, and those of ATen's private kernels (``torch.ops.aten.*`` overloads,
+#: ``torch._x`` entry points) omnitensor does not have (``torch.ops.aten`` holds ATen's
+#: public operators and the private kernels of omnitensor/aten/kernels.py; the others, such
+#: as ``_flash_attention_forward`` or ``_scaled_mm``, are fused or vendor kernels behind
+#: public ops)
 JITERATOR = ("torch.cuda.jiterator: CUDA-only in torch (it compiles CUDA C source at run "
              "time), so the oracle, torch on the CPU, cannot run it: there is no reference "
              "result to compare with, and no device-neutral API to implement")
 PRIVATE_ATEN = ("a private ATen kernel ({path}): no part of torch's public API, which is "
-                "what omnitensor implements (its torch.ops holds torch.library operators, "
-                "not ATen's kernels)")
+                "what omnitensor implements (its torch.ops.aten holds ATen's public "
+                "operators and the private kernels omnitensor/aten writes over them, not "
+                "this one)")
 
 
 def _is_private(path: str) -> bool:
@@ -178,12 +184,12 @@ def _is_private(path: str) -> bool:
 
 def no_counterpart_reason(op: Any) -> str | None:
     """Why ``op`` cannot have a counterpart (see :data:`JITERATOR`, :data:`PRIVATE_ATEN`),
-    or None when it is a public torch op the face may have."""
+    or None when it is a torch op the face may have (public, or a private kernel the face
+    has)."""
     if type(op.op).__module__.startswith("torch.cuda.jiterator"):
         return JITERATOR
-    if type(op.op).__module__ == "torch._ops":  # an OpOverload(Packet): torch.ops.aten.x
-        return PRIVATE_ATEN.format(path=f"torch.ops.{op.op}")
-    private = [p for p in counterpart_paths(op) if _is_private(p)]
+    ns = face()
+    private = [p for p in counterpart_paths(op) if _is_private(p) and lookup(ns, p) is None]
     if private:
         return PRIVATE_ATEN.format(path=", ".join(
             "torch." + p.removeprefix("torch.") for p in private))

@@ -6,8 +6,9 @@ Every mode is separable, so one formula serves all ranks: along each spatial axi
 output is either a gather of source indices (nearest modes: ``index_select``, exact for
 any dtype) or a product with a small ``(out, in)`` resampling matrix built once on the host
 with torch's source-coordinate rules (linear, cubic with ``A = -0.75``, area = adaptive
-average bins) and cached per device. Both are differentiable Tensor ops, so gradients of
-any order come from autograd.
+average bins; with ``antialias`` torch's separable filter for bilinear and bicubic, whose
+support widens with the downscaling factor) and cached per device. Both are differentiable
+Tensor ops, so gradients of any order come from autograd.
 """
 from __future__ import annotations
 
@@ -114,10 +115,45 @@ def _matrix(mode: str, n_in: int, n_out: int, sf: float | None,
     return m
 
 
-def _matrix_as(np_dtype: Any, mode: str, n_in: int, n_out: int, sf: float | None,
+def _aa_filter(mode: str, x: np.ndarray) -> np.ndarray:
+    """torch's antialias filters: the triangle (bilinear) and Keys' cubic with ``a = -0.5``
+    (bicubic, as PIL's), of ``|x|``."""
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.where(x < 1, 1 - x, 0.0)
+    a = -0.5
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = (((x - 5) * x + 8) * x - 4) * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0.0))
+
+
+def _aa_matrix(mode: str, n_in: int, n_out: int, sf: float | None,
                align_corners: bool) -> np.ndarray:
-    """:func:`_matrix` in ``np_dtype`` (the input's dtype)."""
-    return _matrix(mode, n_in, n_out, sf, align_corners).astype(np_dtype)
+    """The ``(n_out, n_in)`` antialiased resampling matrix (torch's
+    ``_compute_index_ranges_weights`` with antialias): output ``i`` averages the inputs
+    within ``support`` of its centre ``scale * (i + 0.5)``, the filter stretched by
+    ``scale`` when downscaling, its weights normalized to sum to 1."""
+    scale = _scale(n_in, n_out, sf, align_corners)
+    size = 2 if mode == "bilinear" else 4
+    support = size * 0.5 * scale if scale >= 1.0 else size * 0.5
+    invscale = 1.0 / scale if scale >= 1.0 else 1.0
+    m = np.zeros((n_out, n_in), dtype=np.float64)
+    for i in range(n_out):
+        center = scale * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)  # int(): C's truncation toward zero
+        hi = min(int(center + support + 0.5), n_in)
+        j = np.arange(lo, hi)
+        w = _aa_filter(mode, (j - center + 0.5) * invscale)
+        total = w.sum()
+        m[i, lo:hi] = w / total if total != 0 else w
+    return m
+
+
+def _matrix_as(np_dtype: Any, mode: str, n_in: int, n_out: int, sf: float | None,
+               align_corners: bool, antialias: bool = False) -> np.ndarray:
+    """:func:`_matrix` (or :func:`_aa_matrix`) in ``np_dtype`` (the input's dtype)."""
+    build = _aa_matrix if antialias else _matrix
+    return build(mode, n_in, n_out, sf, align_corners).astype(np_dtype)
 
 
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # noqa: A002
@@ -139,12 +175,25 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating "
                              "modes: linear | bilinear | bicubic | trilinear")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if antialias and (mode not in ("bilinear", "bicubic") or input.ndim != 4):
+        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "
+                         "requires a 4-D tensor as input")
     out, sfs = _sizes(input, nd, size, scale_factor, recompute_scale_factor)
-    ac = bool(align_corners)
-    y = input
+    return resample(input, out, sfs, mode, bool(align_corners), antialias)
+
+
+def resample(input: Tensor, out: tuple[int, ...], sfs: tuple[float | None, ...],  # noqa: A002
+             mode: str, align_corners: bool, antialias: bool = False) -> Tensor:
+    """:func:`interpolate` once the output sizes ``out`` and the coordinate rules' scale
+    factors ``sfs`` (None: ``in / out``) are known (ATen's ``upsample_*`` kernels take
+    both). An antialiased uint8 image is filtered in float32 and rounded back, as
+    torchvision's Resize of uint8 images."""
+    ac = align_corners
     dev, dt = input.device, input.dtype
+    if antialias and dt.name == "uint8":
+        y = resample(input.float(), out, sfs, mode, ac, True)
+        return y.round().clamp(0, 255).to(dt)
+    y = input
     if mode not in ("nearest", "nearest-exact") and dt.kind not in "fc":
         raise TypeError(f"interpolate: {mode} mode needs a floating input, got {dt.name}")
     for i, (n_in, n_out, sf) in enumerate(zip(input.shape[2:], out, sfs)):
@@ -157,8 +206,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
                                   functools.partial(_nearest_index, n_in, n_out, sf, exact))
             y = y.index_select(axis, idx)
             continue
-        m = INDEX_CACHE.get(("resample", mode, n_in, n_out, sf, ac, dt.name), dev,
-                            functools.partial(_matrix_as, dt.np, mode, n_in, n_out, sf, ac))
+        m = INDEX_CACHE.get(("resample", mode, n_in, n_out, sf, ac, dt.name, antialias), dev,
+                            functools.partial(_matrix_as, dt.np, mode, n_in, n_out, sf, ac,
+                                              antialias))
         y = (y.movedim(axis, -1) @ m.mT).movedim(-1, axis)
     return y
 

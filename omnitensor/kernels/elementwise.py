@@ -18,7 +18,7 @@ mask and the scalar operands, packed by :func:`pack_params`.
 from __future__ import annotations
 
 import struct
-from typing import Any, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -45,7 +45,6 @@ def gen_kernel(name: str, ins: Sequence[CType], out: CType, expr: str,
     only lets an output alias an input element for element (it snapshots partial
     overlaps), which is safe for a loop where iteration i only touches element i."""
     k = len(ins)
-    g = d.glob
     # scalar arguments travel in one by-value struct: PoCL copies every kernel argument at
     # each enqueue (~0.3 us apiece), so 4-6 arguments instead of 12 save ~2 us per launch.
     # Layout (mirrored by ``pack_params``): 6 longs, 2 ints, then one 16-byte slot per input
@@ -53,55 +52,79 @@ def gen_kernel(name: str, ins: Sequence[CType], out: CType, expr: str,
                       for i, t in enumerate(ins))
     typedef = (f"typedef struct __attribute__((aligned(16))) {{ long oo, o0, o1, o2, n, chunk; "
                f"int mode, pad; {fields} }} P_{name};")
-    args = [f"{g}{d.ty(out.c)} * {d.restrict} o"]
-    args += [f"{g}const {d.ty(t.c)} * {d.restrict} p{i}" for i, t in enumerate(ins)]
-    args += [f"{g}const long *L", f"P_{name} P"]
-    # OpenCL converts with a cast; a CUDA vector (complex, 16-byte bits) is a struct
-    # already of its own type
-    cast = expr if out.comp[-1].isdigit() and not d.vectors else f"({out.comp})({expr})"
-    unpack = ("long oo = P.oo, n = P.n, chunk = P.chunk; int mode = P.mode; " +
-              " ".join(f"long o{i} = P.o{i}; {t.scalar_c} s{i} = P.s{i};"
-                       for i, t in enumerate(ins)))
-
-    def body(idx_of: Any, store_idx: str, mask: int | None) -> str:
-        lines = []
-        for i, (t, nm) in enumerate(zip(ins, names)):
-            if mask is not None and mask >> i & 1:
-                continue  # hoisted scalar
-            ld = t.load(f"p{i}", idx_of(i), d)
-            if mask is None and scalar_ok[i]:
-                ld = f"((mode >> {i}) & 1) ? s{i} : {ld}"
-            lines.append(f"{t.comp} {nm} = {ld};")
-        lines.append(out.store("o", store_idx, cast, d))
-        return " ".join(lines)
-
-    head = f"""{", ".join(args)}) {{
-  {unpack}
-  long s = {d.gid} * chunk;
-  long e = s + chunk < n ? s + chunk : n;
-  if (s >= e) return;"""
-    offs = " ".join(f"p{i} += o{i};" for i in range(k))
+    text = _LoopText(name, ins, out, expr, names, scalar_ok, d)
     parts = [typedef]
     for mask in range(1 << k):
         if any(mask >> i & 1 and not scalar_ok[i] for i in range(k)):
             continue
         if k > 1 and mask == (1 << k) - 1:  # never all scalars (core computes those)
             continue
-        hoist = " ".join(f"{t.comp} {nm} = s{i};" for i, (t, nm) in enumerate(zip(ins, names))
-                         if mask >> i & 1)
-        kname = name if mask == 0 else f"{name}_m{mask}"
-        parts.append(f"""
-{d.kernel} void {kname}({head}
+        parts.append(text.contiguous(mask))
+    parts.append(text.strided())
+    return "".join(parts)
+
+
+class _LoopText:
+    """The pieces of ``gen_kernel``'s kernels: the shared signature and prologue, the loop
+    body, and the contiguous and strided kernels built from them."""
+
+    def __init__(self, name: str, ins: Sequence[CType], out: CType, expr: str,
+                 names: Sequence[str], scalar_ok: Sequence[bool], d: Dialect) -> None:
+        self.name, self.ins, self.out, self.names, self.scalar_ok, self.d = \
+            name, ins, out, names, scalar_ok, d
+        g = d.glob
+        args = [f"{g}{d.ty(out.c)} * {d.restrict} o"]
+        args += [f"{g}const {d.ty(t.c)} * {d.restrict} p{i}" for i, t in enumerate(ins)]
+        args += [f"{g}const long *L", f"P_{name} P"]
+        # OpenCL converts with a cast; a CUDA vector (complex, 16-byte bits) is a struct
+        # already of its own type
+        self.cast = expr if out.comp[-1].isdigit() and not d.vectors else \
+            f"({out.comp})({expr})"
+        unpack = ("long oo = P.oo, n = P.n, chunk = P.chunk; int mode = P.mode; " +
+                  " ".join(f"long o{i} = P.o{i}; {t.scalar_c} s{i} = P.s{i};"
+                           for i, t in enumerate(ins)))
+        self.head = f"""{", ".join(args)}) {{
+  {unpack}
+  long s = {d.gid} * chunk;
+  long e = s + chunk < n ? s + chunk : n;
+  if (s >= e) return;"""
+
+    def body(self, idx_of: Callable[[int], str], store_idx: str, mask: int | None) -> str:
+        """Load the operands (``mask``: hoisted scalars; None: scalars chosen by ``mode``),
+        compute, store."""
+        lines = []
+        for i, (t, nm) in enumerate(zip(self.ins, self.names)):
+            if mask is not None and mask >> i & 1:
+                continue  # hoisted scalar
+            ld = t.load(f"p{i}", idx_of(i), self.d)
+            if mask is None and self.scalar_ok[i]:
+                ld = f"((mode >> {i}) & 1) ? s{i} : {ld}"
+            lines.append(f"{t.comp} {nm} = {ld};")
+        lines.append(self.out.store("o", store_idx, self.cast, self.d))
+        return " ".join(lines)
+
+    def contiguous(self, mask: int) -> str:
+        """The contiguous kernel with the operands of bit-mask ``mask`` hoisted scalars."""
+        offs = " ".join(f"p{i} += o{i};" for i in range(len(self.ins)))
+        hoist = " ".join(f"{t.comp} {nm} = s{i};"
+                         for i, (t, nm) in enumerate(zip(self.ins, self.names)) if mask >> i & 1)
+        kname = self.name if mask == 0 else f"{self.name}_m{mask}"
+        return f"""
+{self.d.kernel} void {kname}({self.head}
   o += oo; {offs} {hoist}
-  for (long i = s; i < e; i++) {{ {body(lambda i: 'i', 'i', mask)} }}
+  for (long i = s; i < e; i++) {{ {self.body(lambda i: 'i', 'i', mask)} }}
 }}
-""")
-    strides = " ".join(f"{g}const long *t{i} = L + {i + 2} * nd + 1;" for i in range(k))
-    start = " ".join(f"long q{i} = o{i} + col * t{i}[0];" for i in range(k))
-    walk = " ".join(f"q{i} += c * t{i}[d];" for i in range(k))
-    unit = " && ".join(["to[0] == 1"] + [f"t{i}[0] == 1" for i in range(k)])
-    parts.append(f"""
-{d.kernel} void {name}_s({head}
+"""
+
+    def strided(self) -> str:
+        """The any-strides kernel: rows of the innermost axis, a unit-stride fast loop."""
+        k, g = len(self.ins), self.d.glob
+        strides = " ".join(f"{g}const long *t{i} = L + {i + 2} * nd + 1;" for i in range(k))
+        start = " ".join(f"long q{i} = o{i} + col * t{i}[0];" for i in range(k))
+        walk = " ".join(f"q{i} += c * t{i}[d];" for i in range(k))
+        unit = " && ".join(["to[0] == 1"] + [f"t{i}[0] == 1" for i in range(k)])
+        return f"""
+{self.d.kernel} void {self.name}_s({self.head}
   int nd = (int)L[0];
   {g}const long *sh = L + 1;
   {g}const long *to = L + nd + 1;
@@ -118,17 +141,16 @@ def gen_kernel(name: str, ins: Sequence[CType], out: CType, expr: str,
     }}
     long cnt = n0 - col < e - i ? n0 - col : e - i;
     if ({unit}) {{
-      for (long j = 0; j < cnt; j++) {{ {body(lambda i: f"q{i} + j", "qo + j", None)} }}
+      for (long j = 0; j < cnt; j++) {{ {self.body(lambda i: f"q{i} + j", "qo + j", None)} }}
     }} else {{
       for (long j = 0; j < cnt; j++) {{
-        {body(lambda i: f"q{i} + j * t{i}[0]", "qo + j * to[0]", None)}
+        {self.body(lambda i: f"q{i} + j * t{i}[0]", "qo + j * to[0]", None)}
       }}
     }}
     i += cnt;
   }}
 }}
-""")
-    return "".join(parts)
+"""
 
 
 def fill_template(tmpl: str, t: CType, d: Dialect = OPENCL_C) -> str:

@@ -91,3 +91,17 @@ def test_logsumexp_cumulative_norms(x):
     assert_close(ot.linalg.vector_norm(x, ord=1, axis=(1, 2)), np.abs(A).sum((1, 2)), rtol=1e-5)
     assert_close(ot.linalg.vector_norm(x, ord=float("inf")), np.float32(np.abs(A).max()))
     assert_close(ot.linalg.matrix_norm(x), np.linalg.norm(A, axis=(1, 2)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("p", [-1, -0.5, 0.5, 1.5, 3])
+def test_p_norm_subgradients_at_zero_are_torchs(device, p):
+    """Any other p: torch's subgradients where x (p < 1) or the norm (p > 1) is zero, not
+    the chain rule's 0 * inf = nan."""
+    torch = pytest.importorskip("torch")
+    dt = np.float64 if device == "cpu" else np.float32
+    for X in (np.zeros((2, 3), dt), np.array([[0.0, 1.0, -2.0], [0.0, 0.0, 0.0]], dt)):
+        t = torch.tensor(X, requires_grad=True)
+        o = ot.tensor(X, device=device, requires_grad=True)
+        torch.linalg.vector_norm(t, p, dim=-1).sum().backward()
+        ot.linalg.vector_norm(o, p, dim=-1).sum().backward()
+        np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)

@@ -497,7 +497,33 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
         return amin(a, axis=axes, keepdims=keep)
     if ord == 0:
         return (a != 0).to(a.dtype).sum(axis=axes, keepdims=keep)
-    return (a ** ord).sum(axis=axes, keepdims=keep) ** (1.0 / ord)
+    return _p_norm(x, a, float(ord), axes, keep)
+
+
+def _p_norm(x: Tensor, a: Tensor, p: float, axes: tuple, keep: bool) -> Tensor:
+    """``(sum |x|^p)^(1/p)`` for any other p, with torch's subgradients (below)."""
+    with no_grad_ctx():
+        out = sum(a ** p, axis=axes, keepdims=keep) ** (1.0 / p)
+    if needs_grad(x):
+        record("LinalgVectorNormBackward0", _p_norm_backward, out, (x,), (x, out),
+               axes=axes, keep=keep, p=p)
+    return out
+
+
+def _p_norm_backward(node: Any, g: Tensor) -> tuple:
+    """torch's norm_backward: ``sgn(x) |x|^(p-1) g / ||x||^(p-1)``; 0 where x is 0 for
+    p < 1 (there |x|^(p-1) is infinite and ``||x||^(1-p)`` is 0), and where the norm is 0
+    for p > 1 (the chain rule through ``s^(1/p)`` would read 0 * inf = nan)."""
+    x, out = node.saved_tensors
+    p = node.p
+    n = _expand_back(out, x.shape, node.axes, node.keep)
+    gx = _expand_back(g, x.shape, node.axes, node.keep)
+    a = x.abs()
+    if p < 1:
+        scaled = where(x == 0, 0, x.sgn() * a ** (p - 1))
+        return (scaled * (gx * n ** (1 - p)),)
+    scaled = x.sgn() * a ** (p - 1)
+    return (where(n == 0, 0, scaled * (gx / where(n == 0, 1, n) ** (p - 1))),)
 
 
 def _two_norm(x: Tensor, a: Tensor, axes: tuple, keep: bool) -> Tensor:

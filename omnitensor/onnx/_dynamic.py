@@ -133,90 +133,97 @@ def materialize(base: Builder, fitted: dict[str, Any],
                 sources: dict[str, tuple[str, int]]) -> tuple[list[OnnxNode], dict]:
     """ONNX nodes computing every dynamic int vector from the inputs' shapes (to run
     first), and the static ones as initializers. ``sources[symbol] = (input, axis)``."""
-    nodes: list[OnnxNode] = []
-    consts: dict[str, np.ndarray] = {}
-    counter = [0]
-
-    def tmp() -> str:
-        counter[0] += 1
-        return f"dyn{counter[0]}"
-
-    def const(arr: Any) -> str:
-        nm = tmp()
-        consts[nm] = np.asarray(arr, dtype=np.int64)
-        return nm
-
-    dims: dict[str, str] = {}
-    shapes: dict[str, str] = {}
-
-    def dim(sym: str) -> str:
-        if sym not in dims:
-            inp, axis = sources[sym]
-            if inp not in shapes:
-                shapes[inp] = tmp()
-                nodes.append(OnnxNode("Shape", (inp,), (shapes[inp],), ()))
-            dims[sym] = tmp()
-            nodes.append(OnnxNode("Gather", (shapes[inp], const([axis])), (dims[sym],),
-                                  (("axis", 0),)))
-        return dims[sym]
-
-    def expr(c: int, coef: dict[str, int]) -> str:
-        acc = None
-        for s, a in sorted(coef.items()):
-            t = dim(s)
-            if a != 1:
-                t2 = tmp()
-                nodes.append(OnnxNode("Mul", (t, const([a])), (t2,), ()))
-                t = t2
-            if acc is None:
-                acc = t
-            else:
-                t3 = tmp()
-                nodes.append(OnnxNode("Add", (acc, t), (t3,), ()))
-                acc = t3
-        if acc is None:
-            return const([c])
-        if c:
-            t4 = tmp()
-            nodes.append(OnnxNode("Add", (acc, const([c])), (t4,), ()))
-            acc = t4
-        return acc
-
+    g = _ShapeGraph(sources)
     for name, f in fitted.items():
         if isinstance(f, tuple) and f[0] == "scalar":
-            from onnx import helper
-            _, (c, coef), recip, dtype, shape = f
-            to = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-            cast = tmp()
-            nodes.append(OnnxNode("Cast", (expr(c, coef),), (cast,), (("to", to),)))
-            shaped = tmp() if recip else name
-            nodes.append(OnnxNode("Reshape", (cast, const(list(shape))), (shaped,), ()))
-            if recip:
-                nodes.append(OnnxNode("Reciprocal", (shaped,), (name,), ()))
+            g.scalar(name, f)
             continue
         vec = base.ints[name]
         if isinstance(f, np.ndarray):
-            consts[name] = f.reshape(()) if vec.scalar else f
-            continue
+            g.consts[name] = f.reshape(()) if vec.scalar else f
+        else:
+            g.vector(name, f, vec.scalar)
+    return g.nodes, g.consts
+
+
+class _ShapeGraph:
+    """ONNX nodes computing integers affine in the inputs' dynamic dimensions."""
+
+    def __init__(self, sources: dict[str, tuple[str, int]]) -> None:
+        self.sources = sources
+        self.nodes: list[OnnxNode] = []
+        self.consts: dict[str, np.ndarray] = {}
+        self.count = 0
+        self.dims: dict[str, str] = {}    # symbol -> the value holding its size
+        self.shapes: dict[str, str] = {}  # input -> the value holding its Shape
+
+    def tmp(self) -> str:
+        self.count += 1
+        return f"dyn{self.count}"
+
+    def const(self, arr: Any) -> str:
+        nm = self.tmp()
+        self.consts[nm] = np.asarray(arr, dtype=np.int64)
+        return nm
+
+    def node(self, op: str, ins: tuple, out: str, attrs: tuple = ()) -> str:
+        self.nodes.append(OnnxNode(op, ins, (out,), attrs))
+        return out
+
+    def dim(self, sym: str) -> str:
+        if sym not in self.dims:
+            inp, axis = self.sources[sym]
+            if inp not in self.shapes:
+                self.shapes[inp] = self.node("Shape", (inp,), self.tmp())
+            self.dims[sym] = self.node("Gather", (self.shapes[inp], self.const([axis])),
+                                       self.tmp(), (("axis", 0),))
+        return self.dims[sym]
+
+    def expr(self, c: int, coef: dict[str, int]) -> str:
+        """``c + sum(a * dim(s))``, a one-element int64 vector."""
+        acc = None
+        for s, a in sorted(coef.items()):
+            t = self.dim(s)
+            if a != 1:
+                t = self.node("Mul", (t, self.const([a])), self.tmp())
+            acc = t if acc is None else self.node("Add", (acc, t), self.tmp())
+        if acc is None:
+            return self.const([c])
+        if c:
+            acc = self.node("Add", (acc, self.const([c])), self.tmp())
+        return acc
+
+    def scalar(self, name: str, f: tuple) -> None:
+        """A scalar constant of the graph (possibly a reciprocal) that varies with sizes."""
+        from onnx import helper
+        _, (c, coef), recip, dtype, shape = f
+        to = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+        cast = self.node("Cast", (self.expr(c, coef),), self.tmp(), (("to", to),))
+        shaped = self.node("Reshape", (cast, self.const(list(shape))),
+                           self.tmp() if recip else name)
+        if recip:
+            self.node("Reciprocal", (shaped,), name)
+
+    def vector(self, name: str, f: Any, scalar: bool) -> None:
+        """An int vector (a shape, say) whose entries are static, -1 or affine in sizes."""
         pieces, static = [], []
         for e in f:
             if e is not None and not e[1]:
                 static.append(e[0])
                 continue
             if static:
-                pieces.append(const(static))
+                pieces.append(self.const(static))
                 static = []
-            pieces.append(const([-1]) if e is None else expr(*e))
+            pieces.append(self.const([-1]) if e is None else self.expr(*e))
         if static:
-            pieces.append(const(static))
-        out = name if not vec.scalar else tmp()
+            pieces.append(self.const(static))
+        out = name if not scalar else self.tmp()
         if len(pieces) == 1:
-            nodes.append(OnnxNode("Identity", (pieces[0],), (out,), ()))
+            self.node("Identity", (pieces[0],), out)
         else:
-            nodes.append(OnnxNode("Concat", tuple(pieces), (out,), (("axis", 0),)))
-        if vec.scalar:
-            nodes.append(OnnxNode("Squeeze", (out,), (name,), ()))
-    return nodes, consts
+            self.node("Concat", tuple(pieces), out, (("axis", 0),))
+        if scalar:
+            self.node("Squeeze", (out,), name)
 
 
 def dim_label(values: list[int], sizes: list[dict[str, int]]) -> Any:

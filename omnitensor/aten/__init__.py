@@ -5,9 +5,10 @@
 (``overloads.txt``, written from torch's schemas by tools/gen_aten_overloads.py). One rule
 finds what runs, so there is no list of public ops to keep:
 
-* a kernel of :mod:`omnitensor.aten.kernels` (ATen's private kernels, ``slice.Tensor``,
-  ``_softmax_backward_data``, ``_native_batch_norm_legit``... written over omnitensor's
-  public differentiable ops, with the schema's arguments);
+* a kernel of :mod:`omnitensor.aten.kernels`, ``norms`` or ``common`` (ATen's private
+  kernels, ``slice.Tensor``, ``_softmax_backward_data``, ``_native_batch_norm_legit``,
+  ``_to_copy``... written over omnitensor's public differentiable ops, with the schema's
+  arguments);
 * else the torch face's function of that name (``aten.add.Tensor`` is ``torch.add``), a
   Tensor method (``aten.view(self, size)``, ``aten.add_``), or ``torch.nn.functional``'s.
 
@@ -42,7 +43,7 @@ def overload_names(name: str) -> tuple[str, ...]:
 
 
 def _kernels() -> dict[tuple[str, str], Callable[..., Any]]:
-    from . import norms  # noqa: F401,RUF100 - registers its kernels in KERNELS
+    from . import common, norms  # noqa: F401,RUF100 - they register their kernels
     from .kernels import KERNELS
     return KERNELS
 

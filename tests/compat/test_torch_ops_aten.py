@@ -244,3 +244,25 @@ def test_gradients_of_private_kernels(device):
     out = face._safe_softmax(m, 1)
     (out * _t(RNG.standard_normal((2, 3)), device)).sum().backward()
     assert np.isfinite(m.grad.cpu().numpy()).all() and (m.grad.cpu().numpy()[0] == 0).all()
+
+
+def test_common_private_operators(device):
+    """The private operators decompositions and FX graphs call (omnitensor/aten/common.py)."""
+    a = RNG.standard_normal((3, 4, 5)).astype(np.float32)
+    o, t = _t(a, device), torch.tensor(a)
+    for dim in (0, -1):
+        _close(A._softmax.default(o, dim, False), torch.ops.aten._softmax.default(t, dim, False))
+        _close(A._log_softmax(o, dim, False), torch.ops.aten._log_softmax(t, dim, False))
+        y = torch.log_softmax(t, dim)
+        _close(A._log_softmax_backward_data.default(o, _t(y.numpy(), device), dim, ot.float32),
+               torch.ops.aten._log_softmax_backward_data.default(t, y, dim, torch.float32),
+               atol=1e-5)
+    got = A._to_copy.default(o, dtype=ot.float64)
+    _close(got, torch.ops.aten._to_copy.default(t, dtype=torch.float64))
+    assert got.device == o.device
+    _close(A._unsafe_view.default(o, [4, 15]), torch.ops.aten._unsafe_view.default(t, [4, 15]))
+    i0, i2 = RNG.integers(0, 3, (2, 2)), RNG.integers(-5, 5, (2,))
+    for name in ("index", "_unsafe_index"):
+        _close(getattr(A, name).Tensor(o, [_t(i0, device), None, _t(i2, device)]),
+               getattr(torch.ops.aten, name).Tensor(t, [torch.tensor(i0), None,
+                                                        torch.tensor(i2)]))

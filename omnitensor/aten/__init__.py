@@ -9,8 +9,9 @@ finds what runs, so there is no list of public ops to keep:
   kernels, ``slice.Tensor``, ``_softmax_backward_data``, ``_native_batch_norm_legit``,
   ``_to_copy``... written over omnitensor's public differentiable ops, with the schema's
   arguments);
-* else the torch face's function of that name (``aten.add.Tensor`` is ``torch.add``), a
-  Tensor method (``aten.view(self, size)``, ``aten.add_``), or ``torch.nn.functional``'s.
+* else the torch face's function of that name (``aten.add.Tensor`` is ``torch.add``,
+  ``aten.linalg_vector_norm`` is ``torch.linalg.vector_norm``), a Tensor method
+  (``aten.view(self, size)``, ``aten.add_``), or ``torch.nn.functional``'s.
 
 An ATen overload's arguments are its public function's (ATen's schemas are what torch's
 Python functions bind to), so every overload of a name calls the same function, which tells
@@ -43,19 +44,29 @@ def overload_names(name: str) -> tuple[str, ...]:
 
 
 def _kernels() -> dict[tuple[str, str], Callable[..., Any]]:
-    from . import common, norms  # noqa: F401,RUF100 - they register their kernels
+    from . import common, norms, resample  # noqa: F401,RUF100 - they register their kernels
     from .kernels import KERNELS
     return KERNELS
 
 
+#: ATen's spelling of torch's submodules' functions: ``linalg_vector_norm`` is
+#: ``torch.linalg.vector_norm``
+_SUBMODULES = ("linalg", "special", "fft")
+
+
 def _face_callable(name: str) -> Callable[..., Any] | None:
-    """The torch face's function, Tensor method or nn.functional function called ``name``."""
+    """The torch face's function, Tensor method or nn.functional function called ``name``
+    (``linalg_x``, ``special_x``, ``fft_x``: the function ``x`` of that submodule)."""
     import types
 
     from .. import torch_face
     from ..core.tensor import Tensor
     from ..nn import functional
-    for root in (torch_face, Tensor, functional):
+    roots: list[Any] = [torch_face, Tensor, functional]
+    prefix, _, rest = name.partition("_")
+    if prefix in _SUBMODULES and rest:
+        roots, name = [getattr(torch_face, prefix)], rest
+    for root in roots:
         try:
             obj = getattr(root, name)
         except AttributeError:

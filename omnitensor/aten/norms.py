@@ -1,5 +1,6 @@
-"""ATen's private batch-norm kernels and antialiased bilinear upsampling, over omnitensor's
-public differentiable ops (see :mod:`omnitensor.aten.kernels`)."""
+"""ATen's private batch-norm kernels, and the norms whose ATen schemas carry a cuDNN switch
+(``layer_norm``, ``group_norm``), over omnitensor's public differentiable ops (see
+:mod:`omnitensor.aten.kernels`)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -7,10 +8,10 @@ from typing import Any, Sequence
 import omnitensor as _ot
 from ..autograd import no_grad
 from ..core.tensor import Tensor
-from ..nn.functional.interpolate import interpolate, resample
+from ..nn import functional as F
 from .kernels import kernel
 
-__all__ = ["native_batch_norm_legit", "batch_norm_with_update", "upsample_bilinear2d_aa"]
+__all__ = ["native_batch_norm_legit", "batch_norm_with_update", "layer_norm", "group_norm"]
 
 _LOW = ("float16", "bfloat16")
 
@@ -96,31 +97,17 @@ def batch_norm_with_update(input: Tensor, weight: Tensor | None,  # noqa: A002
     return out + (reserve,)
 
 
-@kernel("_upsample_bilinear2d_aa", "")
-def upsample_bilinear2d_aa(input: Tensor, output_size: Any, align_corners: bool,  # noqa: A002
-                           *args: Any, **kwargs: Any) -> Tensor:
-    """Either overload, told apart by its arguments as torch's packet does: ``(self,
-    output_size, align_corners, scales_h=None, scales_w=None)`` or ``vec``'s ``(input,
-    output_size, align_corners, scale_factors)``."""
-    if "scale_factors" in kwargs or output_size is None or \
-            (args and isinstance(args[0], (list, tuple))):
-        return _upsample_aa_vec(input, output_size, align_corners, *args, **kwargs)
-    return _upsample_aa(input, output_size, align_corners, *args, **kwargs)
+@kernel("layer_norm")
+def layer_norm(input: Tensor, normalized_shape: Sequence[int],  # noqa: A002
+               weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-5,
+               cudnn_enable: bool = True) -> Tensor:
+    """``F.layer_norm`` (the cuDNN switch has nothing to choose here)."""
+    return F.layer_norm(input, list(normalized_shape), weight, bias, eps)
 
 
-@kernel("_upsample_bilinear2d_aa", "default")
-def _upsample_aa(self: Tensor, output_size: Sequence[int], align_corners: bool,
-                 scales_h: float | None = None, scales_w: float | None = None) -> Tensor:
-    """Antialiased bilinear resampling to ``output_size``; ``scales_*`` (when given) set
-    the source coordinates, as interpolate's scale factors do."""
-    return resample(self, tuple(int(v) for v in output_size), (scales_h, scales_w),
-                            "bilinear", bool(align_corners), antialias=True)
-
-
-@kernel("_upsample_bilinear2d_aa", "vec")
-def _upsample_aa_vec(input: Tensor, output_size: Sequence[int] | None,  # noqa: A002
-                     align_corners: bool, scale_factors: Sequence[float] | None) -> Tensor:
-    return interpolate(input, size=None if output_size is None else list(output_size),
-                               scale_factor=None if output_size is not None else
-                               list(scale_factors or ()), mode="bilinear",
-                               align_corners=align_corners, antialias=True)
+@kernel("group_norm")
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # noqa: A002
+               bias: Tensor | None = None, eps: float = 1e-5,
+               cudnn_enabled: bool = True) -> Tensor:
+    """``F.group_norm`` (the cuDNN switch has nothing to choose here)."""
+    return F.group_norm(input, num_groups, weight, bias, eps)

@@ -266,3 +266,43 @@ def test_common_private_operators(device):
         _close(getattr(A, name).Tensor(o, [_t(i0, device), None, _t(i2, device)]),
                getattr(torch.ops.aten, name).Tensor(t, [torch.tensor(i0), None,
                                                         torch.tensor(i2)]))
+
+
+UPSAMPLE = [  # (aten name, input shape, default's arguments after output_size, vec's factors)
+    ("upsample_nearest1d", (2, 3, 9), [13], (), [2.5]),
+    ("upsample_nearest2d", (2, 3, 8, 7), [5, 9], (1.7, 0.6), [1.7, 0.6]),
+    ("upsample_nearest3d", (1, 2, 4, 5, 6), [3, 7, 2], (), [0.8, 1.5, 2.0]),
+    ("_upsample_nearest_exact2d", (2, 3, 8, 7), [5, 9], (), [1.3, 0.7]),
+    ("upsample_linear1d", (2, 3, 9), [4], (True,), [2.5]),
+    ("upsample_bilinear2d", (2, 3, 8, 7), [5, 9], (False, 1.3, 0.7), [1.3, 0.7]),
+    ("upsample_trilinear3d", (1, 2, 4, 5, 6), [3, 7, 2], (True, None, None, None),
+     [0.8, 1.5, 2.0]),
+    ("upsample_bicubic2d", (2, 3, 8, 7), [5, 11], (False,), [1.5, 0.5]),
+    ("_upsample_bicubic2d_aa", (2, 3, 8, 7), [5, 3], (False,), [0.4, 0.6]),
+]
+
+
+@pytest.mark.parametrize("name,shape,size,args,factors", UPSAMPLE, ids=[u[0] for u in UPSAMPLE])
+def test_upsample_family(device, name, shape, size, args, factors):
+    x = RNG.standard_normal(shape).astype(np.float32)
+    o, t = _t(x, device), torch.tensor(x)
+    mine, theirs = getattr(A, name), getattr(torch.ops.aten, name)
+    _close(mine.default(o, size, *args), theirs.default(t, size, *args), rtol=1e-4, atol=1e-5)
+    aligns = "nearest" not in name
+    head = (False,) if aligns else ()
+    _close(mine.vec(o, None, *head, factors), theirs.vec(t, None, *head, factors),
+           rtol=1e-4, atol=1e-5)
+    _close(mine(o, size, *head, None), theirs(t, size, *head, None), rtol=1e-4, atol=1e-5)
+
+
+def test_submodule_spellings_and_cudnn_switches(device):
+    x = RNG.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    o, t = _t(x, device), torch.tensor(x)
+    _close(A.linalg_vector_norm.default(o, 2, [1], False),
+           torch.ops.aten.linalg_vector_norm.default(t, 2, [1], False))
+    _close(A.special_erfcx.default(o), torch.ops.aten.special_erfcx.default(t), rtol=1e-4)
+    _close(A.layer_norm.default(o, [4, 4], None, None, 1e-5, False),
+           torch.ops.aten.layer_norm.default(t, [4, 4], None, None, 1e-5, False), atol=1e-5)
+    w = RNG.standard_normal(3).astype(np.float32)
+    _close(A.group_norm(o, 3, _t(w, device), None, 1e-5, True),
+           torch.ops.aten.group_norm(t, 3, torch.tensor(w), None, 1e-5, True), atol=1e-5)

@@ -276,22 +276,46 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
     return matrix_norm(a, p) * matrix_norm(inv(a), p)
 
 
+#: the 1-norm up to which the degree-18 series of exp is exact to the dtype's rounding
+#: (torch's bounds; float16/bfloat16 compute in float32)
+_EXP_THETA_18 = {"float64": 1.090863719290036, "float32": 3.010066362817634}
+
+
 def matrix_exp(A: Tensor) -> Tensor:
     """``exp(A)`` by scaling and squaring with an 18-term Taylor series (every term is a
-    matmul, so it runs on every device and differentiates through)."""
+    matmul, so it runs on every device and differentiates through). Each matrix of a stack
+    is scaled only down to the norm where the series' truncation error is below the
+    dtype's rounding (torch's degree-18 bounds): each squaring doubles the relative error,
+    so scaling further costs precision. The trace is shifted out first
+    (``exp(A) = e^mu exp(A - mu I)``, mu = tr(A) / n: mu I commutes with A), which lowers
+    the norm and so the squarings."""
     a = floating(A)
     _square("matrix_exp", a)
-    with no_grad_ctx():
-        norm1 = float(a.detach().abs().sum(dim=-2).amax().item()) if a.numel() else 0.0
-    squarings = max(0, math.ceil(math.log2(norm1 / 0.5))) if norm1 > 0.5 else 0
-    scaled = a / (2 ** squarings)
-    ident = eye(a.shape[-1], dtype=a.dtype, device=a.device)
+    n = a.shape[-1]
+    if not a.numel():
+        return a.clone()
+    ident = eye(n, dtype=a.dtype, device=a.device)
+    mu = (a.diagonal(0, -2, -1).sum(dim=-1) / n).unsqueeze(-1).unsqueeze(-1)
+    a = a - mu * ident
+    squarings = _exp_squarings(a)
+    top = int(squarings.amax().item())
+    scaled = a / (2.0 ** squarings.to(a.dtype.to_real())).unsqueeze(-1).unsqueeze(-1)
     out = ident + scaled / 18
     for k in range(17, 0, -1):                 # Horner: I + A/1 (I + A/2 (I + ...))
         out = ident + (scaled @ out) / k
-    for _ in range(squarings):
-        out = out @ out
-    return out
+    for step in range(top):                    # each matrix squared its own number of times
+        more = (squarings > step).unsqueeze(-1).unsqueeze(-1)
+        out = where(more, out @ out, out)
+    return out * mu.exp()
+
+
+def _exp_squarings(a: Tensor) -> Tensor:
+    """Per matrix: the squarings that bring its 1-norm under the degree-18 bound."""
+    theta = _EXP_THETA_18.get(a.dtype.to_real().name, _EXP_THETA_18["float32"])
+    with no_grad_ctx():
+        norm1 = a.detach().abs().sum(dim=-2).amax(dim=-1)
+        s = (norm1 / theta).log2().ceil().clamp(min=0)
+        return where(norm1 > theta, s, 0).to(_dt.int64)
 
 
 def multi_dot(tensors: Any) -> Tensor:

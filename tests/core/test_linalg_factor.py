@@ -125,6 +125,27 @@ def test_matrix_exp_float32_is_as_accurate_as_torchs(device):
     assert (err_o <= 2 * err_t + 2e-7).all(), (err_o, err_t)
 
 
+def test_multi_dot_multiplies_in_torchs_order():
+    """The cheapest parenthesization (torch's: it rounds as torch's does), the left product
+    on a tie of three."""
+    from omnitensor.core.ops.linalg_factor import _chain_product
+
+    class M:
+        def __init__(self, name, shape):
+            self.name, self.shape = name, shape
+
+        def __matmul__(self, other):
+            return M(f"({self.name}{other.name})", (self.shape[0], other.shape[1]))
+
+    def order(*shapes):
+        return _chain_product([M("ABCDE"[i], s) for i, s in enumerate(shapes)]).name
+
+    assert order((10, 100), (100, 5), (5, 50)) == "((AB)C)"
+    assert order((50, 5), (5, 100), (100, 10)) == "(A(BC))"
+    assert order((2, 2), (2, 2), (2, 2)) == "((AB)C)"
+    assert order((30, 35), (35, 15), (15, 5), (5, 10), (10, 20)) == "((A(BC))(DE))"
+
+
 @pytest.mark.parametrize("name", ["lu_factor", "matrix_exp", "inv_ex", "lu_solve"])
 def test_gradients_match_torch(device, name):
     dt = _dt(device)

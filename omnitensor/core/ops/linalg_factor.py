@@ -328,12 +328,44 @@ def multi_dot(tensors: Any) -> Tensor:
     if any(t.ndim != 2 for t in ts[1:-1]) or ts[0].ndim not in (1, 2) or ts[-1].ndim not in (1, 2):
         raise ShapeError("linalg.multi_dot: the first and last tensors must be 1-D or 2-D "
                          "and the others 2-D")
-    out = ts[0].unsqueeze(0) if first_vec else ts[0]
-    for t in ts[1:]:
-        out = out @ (t.unsqueeze(-1) if t is ts[-1] and last_vec else t)
+    mats = [ts[0].unsqueeze(0) if first_vec else ts[0], *ts[1:-1],
+            ts[-1].unsqueeze(-1) if last_vec else ts[-1]]
+    out = _chain_product(mats)
     if last_vec:
         out = out[..., 0]
     return out[0] if first_vec else out
+
+
+def _chain_product(mats: list) -> Tensor:
+    """The product in torch's order (so it rounds as torch's does): the cheapest
+    parenthesization by flop count, the left product on a tie of three, else the first
+    cheapest split of the matrix-chain recurrence."""
+    if len(mats) == 2:
+        return mats[0] @ mats[1]
+    dims = [mats[0].shape[0]] + [m.shape[1] for m in mats]
+    if len(mats) == 3:
+        a, b, c, d = dims
+        if a * c * (b + d) > b * d * (a + c):
+            return mats[0] @ (mats[1] @ mats[2])
+        return (mats[0] @ mats[1]) @ mats[2]
+    n = len(mats)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for span in range(1, n):
+        for i in range(n - span):
+            j = i + span
+            cost[i][j] = -1
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] < 0 or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+
+    def product(i: int, j: int) -> Tensor:
+        if i == j:
+            return mats[i]
+        k = split[i][j]
+        return product(i, k) @ product(k + 1, j)
+    return product(0, n - 1)
 
 
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:

@@ -212,8 +212,12 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
     ids = _ot.tensor(_segment_ids(lens, n), device=data.device)
     ids = ids.reshape(ids.shape + (1,) * len(rest)).expand(tuple(data.shape))
     start = _IDENTITY[reduce] if initial is None else initial
-    out = _ot.full(lens.shape + rest, start, dtype=data.dtype, device=data.device)
+    # one extra segment takes the positions past the last (``unsafe`` lengths may sum to
+    # less than the axis), and is dropped
+    extra = lens.shape[:-1] + (lens.shape[-1] + 1,) + rest
+    out = _ot.full(extra, start, dtype=data.dtype, device=data.device)
     out = out.scatter_reduce(ax, ids, data, _SCATTER[reduce], include_self=True)
+    out = out.narrow(ax, 0, lens.shape[-1])
     if reduce == "mean":
         count = lens if initial is None else np.maximum(lens, 1)
         denom = _ot.tensor(count.reshape(count.shape + (1,) * len(rest)), dtype=data.dtype,

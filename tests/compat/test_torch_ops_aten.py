@@ -191,6 +191,12 @@ def test_max_pool2d_backward_and_segment_reduce(device):
                    torch._segment_reduce(torch.tensor(data), reduce,
                                          offsets=torch.tensor(offsets), axis=1,
                                          initial=initial), rtol=1e-5)
+    short = np.array([[1, 2, 0], [3, 1, 1]])  # unsafe: the positions past them are left out
+    for reduce in ("sum", "max"):
+        _close(face.segment_reduce(_t(data, device), reduce, lengths=_t(short, device),
+                                   axis=1, unsafe=True),
+               torch.segment_reduce(torch.tensor(data), reduce, lengths=torch.tensor(short),
+                                    axis=1, unsafe=True))
     with pytest.raises(RuntimeError, match="sum to data.size"):
         face.segment_reduce(_t(data, device), "sum", lengths=_t([[1, 1], [1, 1]], device),
                             axis=1)

@@ -5,10 +5,10 @@
 (``overloads.txt``, written from torch's schemas by tools/gen_aten_overloads.py). One rule
 finds what runs, so there is no list of public ops to keep:
 
-* a kernel of :mod:`omnitensor.aten.kernels`, ``norms`` or ``common`` (ATen's private
-  kernels, ``slice.Tensor``, ``_softmax_backward_data``, ``_native_batch_norm_legit``,
-  ``_to_copy``... written over omnitensor's public differentiable ops, with the schema's
-  arguments);
+* a kernel of :mod:`omnitensor.aten.kernels`, ``norms``, ``resample`` or ``common``
+  (ATen's private kernels, ``slice.Tensor``, ``_softmax_backward_data``,
+  ``_native_batch_norm_legit``, the ``upsample_*`` family, ``_to_copy``... written over
+  omnitensor's public differentiable ops, with the schema's arguments);
 * else the torch face's function of that name (``aten.add.Tensor`` is ``torch.add``,
   ``aten.linalg_vector_norm`` is ``torch.linalg.vector_norm``), a Tensor method
   (``aten.view(self, size)``, ``aten.add_``), or ``torch.nn.functional``'s.

@@ -2,9 +2,9 @@
 
 torch computes bfloat16 ops in float32 and rounds each result once to bfloat16 (round to
 nearest even); sums, means and matrix products accumulate in float32. Core does the same
-in two places: elementwise ops map a rule's compute dtype in ``elementwise._computing``,
-and every other op that computes (reductions, matmul, sorting, softmax...) is wrapped by
-:func:`via_compute` here. Backends therefore only hold bfloat16 and cast to and from it.
+in two places: elementwise ops map a rule's compute dtype in
+``elementwise_dispatch._computing``, and every other op that computes (reductions, matmul,
+sorting, softmax...) is wrapped by :func:`via_compute` here. Backends therefore only hold bfloat16 and cast to and from it.
 """
 from __future__ import annotations
 

@@ -18,6 +18,8 @@ from ..core.device import Device, device as as_device, get_default_device
 from ..core.ops.creation import asarray
 from ..core.tensor import Tensor
 from . import _meter, ops as _ops
+from . import ops_nn as _ops_nn  # noqa: F401  (registers Conv, pools, norms... in ops.OPS)
+from . import ops_reduce as _ops_reduce  # noqa: F401  (ReduceSum, MatMul... in ops.OPS)
 from . import recurrent as _recurrent  # noqa: F401  (registers LSTM/GRU/RNN in ops.OPS)
 
 #: integer tensors of at most this many elements stay on the host (shape arithmetic)

@@ -234,10 +234,26 @@ def test_sigterm_as_the_temporary_file_is_created_leaves_none(tmp_path):
     assert _temps(tmp_path) == []
 
 
+HELD_SAVE = r"""
+import os, sys, time, omnitensor as ot
+def fsync(fd):  # the temporary file is written, not yet renamed: the save stops here
+    print("held", flush=True)
+    time.sleep(3600)
+os.fsync = fsync
+ot.save({"x": ot.ones(1 << 16)}, sys.argv[1])
+"""
+
+
 def test_stale_temporary_file_of_a_killed_save_is_removed_next_save(tmp_path):
-    proc, target = _start_saver(tmp_path)
-    proc.kill()
-    proc.wait(60)
+    # killed while it holds its temporary file (a kill at a random moment of a save loop
+    # could land between one save's rename and the next one's mkstemp: no file to find)
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(HELD_SAVE),
+                             str(tmp_path / "ckpt.ot")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "held"
+    finally:
+        proc.kill()
+        proc.wait(60)
     stale = _temps(tmp_path)
     assert stale, "kill -9 mid-write should leave the temporary file"
     live = tmp_path / f".omnitensor-{os.getpid()}-keep.tmp"  # a live writer's: kept

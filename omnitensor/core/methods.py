@@ -55,12 +55,26 @@ def _dunder(fn: Callable, reflected: bool = False) -> Callable:
     return op
 
 
-def _binary_dunder(bop: Any, reflected: bool = False) -> Callable:
+#: the reflected operators torch binds as C descriptors (or, for the division, as a method
+#: of ``self``): called as ``Tensor.__radd__(2, t)`` they refuse a non-tensor ``self``
+_TENSOR_SELF_ONLY = frozenset({"radd", "rmul", "rand", "ror", "rxor", "rtruediv"})
+#: ... and those that answer NotImplemented to it (torch's wrapper of a refusing kernel)
+_NOT_IMPLEMENTED_FOR_NON_TENSOR_SELF = frozenset({"rsub"})
+
+
+def _binary_dunder(bop: Any, reflected: bool = False, name: str = "") -> Callable:
     """An operator straight into the elementwise dispatcher (the hot path)."""
     binary = ew.binary_entry(bop)  # pow: through autocast's check
     ok = (Tensor,) + _SCALARS
     if reflected:
+        strict = name in _TENSOR_SELF_ONLY or name in _NOT_IMPLEMENTED_FOR_NON_TENSOR_SELF
+
         def op(self: Tensor, other: Any) -> Any:
+            if strict and not isinstance(self, Tensor):
+                if name in _NOT_IMPLEMENTED_FOR_NON_TENSOR_SELF:
+                    return NotImplemented
+                raise TypeError(f"descriptor '__{name}__' for 'Tensor' objects doesn't apply "
+                                f"to a '{type(self).__name__}' object")
             if not isinstance(other, ok):
                 other = _operand(other)
                 if other is None:
@@ -98,7 +112,7 @@ def _bind_operators() -> None:
     }
     for dunder, name in pairs.items():
         setattr(Tensor, f"__{dunder}__", _binary_dunder(B[name]))
-        setattr(Tensor, f"__r{dunder}__", _binary_dunder(B[name], reflected=True))
+        setattr(Tensor, f"__r{dunder}__", _binary_dunder(B[name], True, f"r{dunder}"))
         setattr(Tensor, f"__i{dunder}__", _idunder(name))
     for dunder, name in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
                          "gt": "greater", "ge": "greater_equal"}.items():

@@ -56,8 +56,10 @@ __all__ = ["install", "uninstall", "is_installed", "main", "TorchAliasFinder"]
 _ROOTS = {"torch": "omnitensor", "functorch": "omnitensor.functorch"}
 _EXACT = {"torch": "omnitensor.torch_face"}
 # torch paths whose omnitensor home has another name: ``torch.backends`` holds torch's
-# library flags, a face package apart from omnitensor's device adapters (``backends``)
-_RENAMED = {"torch.backends": "omnitensor.torch_backends"}
+# library flags, a face package apart from omnitensor's device adapters (``backends``);
+# ``torch.linalg`` is omnitensor.linalg with torch's meaning where the standard differs
+_RENAMED = {"torch.backends": "omnitensor.torch_backends",
+            "torch.linalg": "omnitensor.torch_linalg"}
 _TARGET = "omnitensor"
 
 

@@ -106,3 +106,21 @@ def test_spawned_stdlib_children_get_the_alias(tmp_path):
                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "torch True"  # the face, named torch as in torch
+
+
+def test_torch_linalg_is_the_torch_faces():
+    """`import torch.linalg` is the torch face's linalg (torch's solve rule), the same
+    functions as omnitensor.linalg elsewhere; omnitensor.linalg keeps the standard's."""
+    code = ("import sys, omnitensor.as_torch as a\n"
+            "a.install()\n"
+            "import torch, torch.linalg as L, omnitensor\n"
+            "assert L is sys.modules['omnitensor.torch_linalg'] and torch.linalg is L\n"
+            "assert L.det is omnitensor.linalg.det and set(omnitensor.linalg.__all__) <= set(dir(L))\n"
+            "A, B = torch.eye(3).expand(3, 3, 3), torch.ones(3, 3)\n"
+            "assert L.solve(A, B).shape == (3, 3)\n"
+            "assert omnitensor.linalg.solve(A, B).shape == (3, 3, 3)\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -140,6 +140,28 @@ def test_slogdet_gradient_of_both_outputs(device, kind):
     _close(oa.grad, ta.grad, device, 100)
 
 
+@pytest.mark.parametrize("shapes", [((3, 3, 3), (3, 3)), ((0, 0, 0), (0, 0)),
+                                    ((2, 3, 3), (2, 3)), ((3, 3), (3,))])
+def test_solve_vector_rule_follows_the_face(device, shapes):
+    """torch.linalg.solve (the torch face's linalg, and solve_ex) reads B of exactly
+    A.shape[:-1] as vectors, as torch; omnitensor.linalg.solve keeps the standard's matrix
+    reading where both fit (NumPy 2 follows the standard), and torch's where only it does."""
+    import omnitensor.torch_face as face
+    sa, sb = shapes
+    A = (RNG.standard_normal(sa) + 4 * np.eye(sa[-1])).astype(_dt(device))
+    B = RNG.standard_normal(sb).astype(_dt(device))
+    oa, ob = ot.tensor(A, device=device), ot.tensor(B, device=device)
+    want = torch.linalg.solve(torch.tensor(A), torch.tensor(B))
+    _close(face.linalg.solve(oa, ob), want, device, 100)
+    _close(ot.linalg.solve_ex(oa, ob).result, want, device, 100)
+    if len(sb) > 1 and sb[-2] != sa[-1]:  # the standard's reading does not fit: torch's
+        _close(ot.linalg.solve(oa, ob), want, device, 100)
+    elif A.size:
+        _close(ot.linalg.solve(oa, ob), np.linalg.solve(A, B), device, 100)
+    else:  # NumPy refuses empty matrices: the standard's (0,) + (0, 0) batch of matrices
+        assert tuple(ot.linalg.solve(oa, ob).shape) == (0, 0, 0)
+
+
 def test_tolerances_hermitian_and_uplo(device):
     A = RNG.standard_normal((6, 3)).astype(_dt(device))
     S = A.T @ A

@@ -153,26 +153,37 @@ def _slogdet_backward(node: Any, gsign: Any, gld: Any) -> tuple:
     return (g.unsqueeze(-1).unsqueeze(-1) * inv(x).mT.conj(),)
 
 
-def _vector_rhs(a: Tensor, b: Tensor) -> bool:
-    """Whether ``b`` is a (stack of) vector right-hand side(s) of ``a x = b``: ``(M,)`` (the
-    standard's rule), or torch's ``a.shape[:-1]`` where the standard's reading as matrices
-    ``(..., M, K)`` does not fit (its M is not ``a``'s n): never a result the standard
-    defines, only its shape errors become torch's batched vectors."""
+def _vector_rhs(a: Tensor, b: Tensor, torch_rule: bool = False) -> bool:
+    """Whether ``b`` is a (stack of) vector right-hand side(s) of ``a x = b``.
+
+    torch's rule (``torch_rule``): ``(M,)`` or exactly ``a.shape[:-1]``. The standard's:
+    ``(M,)``; a ``b`` of ``a.shape[:-1]`` is also read as torch's batched vectors where the
+    standard's reading as matrices ``(..., M, K)`` does not fit (its M is not ``a``'s n):
+    never a result the standard defines, only its shape errors. The two differ only where
+    both readings fit (``a`` (n, n, n), ``b`` (n, n); a 0-batch of 0x0 matrices): the
+    namespace the caller came through decides (docs/torch_and_array_api.md)."""
     if b.ndim == 1:
         return True
-    return (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]) and
-            b.shape[-2] != a.shape[-1])
+    batched = b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1])
+    return batched and (torch_rule or b.shape[-2] != a.shape[-1])
 
 
 def solve(x1: Tensor, x2: Tensor, /) -> Tensor:
     """Solve ``x1 @ out = x2`` (x2 a vector, or torch's stack of vectors ``x1.shape[:-1]``
     where the standard's matrix reading does not fit)."""
+    return solve_with_rule(x1, x2, torch_rule=False)
+
+
+def solve_with_rule(x1: Tensor, x2: Tensor, torch_rule: bool) -> Tensor:
+    """:func:`solve` with the vector rule of the namespace it was called through
+    (:func:`_vector_rhs`): the standard's (``omnitensor.linalg``) or torch's (the torch
+    face's ``linalg``, ``solve_ex``)."""
     same_device("linalg.solve", x1, x2)
     a, b = floating(x1), floating(x2)
     d = _dt.promote_types(a.dtype, b.dtype)
     a, b = a.to(d), b.to(d)
     _square("solve", a)
-    vec = _vector_rhs(a, b)
+    vec = _vector_rhs(a, b, torch_rule)
     # (M,) means (..., M, 1) for every matrix of x1; torch's (..., M) one column each
     bb = (b.reshape(-1, 1) if b.ndim == 1 else b.unsqueeze(-1)) if vec else b
     if bb.shape[-2] != a.shape[-1]:

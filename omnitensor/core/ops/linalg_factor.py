@@ -20,7 +20,7 @@ from .creation import arange, eye, full, tril, triu, zeros
 from .dtype_rules import floating
 from .join import cat
 from .linalg import (LinAlgError, _square, _vector_rhs, cholesky, inv, matrix_norm,
-                     solve, svdvals)
+                     solve, solve_with_rule, svdvals)
 from .ternary import where
 
 __all__ = ["lu_factor", "lu_factor_ex", "lu", "lu_solve", "inv_ex", "cholesky_ex",
@@ -255,13 +255,13 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     if check_errors:
         _check_errors("solve_ex", info)
     if not left:
-        return SolveExResult(solve(a.mT, B.mT).mT, info)
+        return SolveExResult(solve_with_rule(a.mT, B.mT, torch_rule=True).mT, info)
     if bool((info != 0).any().item()):  # a singular matrix: inf/nan, as LAPACK gives
         r = lu_factor(a)
-        vec = _vector_rhs(a, B)
+        vec = _vector_rhs(a, B, torch_rule=True)
         x = lu_solve(r.LU, r.pivots, B.unsqueeze(-1) if vec else B)
         return SolveExResult(x[..., 0] if vec else x, info)
-    return SolveExResult(solve(a, B), info)
+    return SolveExResult(solve_with_rule(a, B, torch_rule=True), info)  # torch-only: its rule
 
 
 # ------------------------------------------------------------------------ the others

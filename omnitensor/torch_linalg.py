@@ -1,0 +1,37 @@
+"""``torch.linalg`` as the torch face holds it: :mod:`omnitensor.linalg`'s functions (the
+same objects), with torch's meaning where torch and the Array API standard disagree
+(docs/torch_and_array_api.md). ``omnitensor.linalg`` stays the standard's linalg extension.
+
+The one difference: :func:`solve` reads ``B`` of exactly ``A.shape[:-1]`` as a stack of
+vectors (torch's rule), also where the standard reads it as matrices (``A`` (n, n, n) and
+``B`` (n, n); a 0-batch of 0x0 matrices).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from . import linalg as _linalg
+from .core.ops.linalg import solve_with_rule as _solve_with_rule
+from .core.ops.out_arg import write_out as _write_out
+from .core.tensor import Tensor as _Tensor
+
+__all__ = list(_linalg.__all__)
+
+
+def solve(A: _Tensor, B: _Tensor, *, left: bool = True, out: Any = None) -> _Tensor:
+    """torch's ``linalg.solve``: ``X`` with ``A X = B`` (``X A = B`` with ``left=False``);
+    ``B`` is a (stack of) vector(s) when it is 1-D or exactly ``A.shape[:-1]``."""
+    x = (_solve_with_rule(A, B, torch_rule=True) if left else
+         _solve_with_rule(A.mT, B.mT, torch_rule=True).mT)
+    return _write_out("linalg.solve", x, out)
+
+
+def _bind() -> None:
+    """Every other public name of omnitensor.linalg, the same object."""
+    g = globals()
+    for name in dir(_linalg):
+        if not name.startswith("_") and name not in g:
+            g[name] = getattr(_linalg, name)
+
+
+_bind()

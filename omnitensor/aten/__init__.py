@@ -44,7 +44,7 @@ def overload_names(name: str) -> tuple[str, ...]:
 
 
 def _kernels() -> dict[tuple[str, str], Callable[..., Any]]:
-    from . import common, norms, resample  # noqa: F401,RUF100 - they register their kernels
+    from . import activations, common, norms, resample  # noqa: F401,RUF100 - they register kernels
     from .kernels import KERNELS
     return KERNELS
 

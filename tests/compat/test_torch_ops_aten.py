@@ -312,3 +312,36 @@ def test_submodule_spellings_and_cudnn_switches(device):
     w = RNG.standard_normal(3).astype(np.float32)
     _close(A.group_norm(o, 3, _t(w, device), None, 1e-5, True),
            torch.ops.aten.group_norm(t, 3, torch.tensor(w), None, 1e-5, True), atol=1e-5)
+
+
+ACTIVATION_BACKWARD = [("threshold_backward", (0.5,), {}), ("gelu_backward", (), {}),
+                       ("gelu_backward", (), {"approximate": "tanh"}),
+                       ("silu_backward", (), {}), ("hardtanh_backward", (-0.5, 0.75), {}),
+                       ("softplus_backward", (2.0, 3.0), {}), ("mish_backward", (), {})]
+
+
+@pytest.mark.parametrize("name,args,kwargs", ACTIVATION_BACKWARD,
+                         ids=[f"{c[0]}{len(c[2])}" for c in ACTIVATION_BACKWARD])
+def test_activation_backward_kernels(device, name, args, kwargs):
+    """Values at the kinks too (the threshold, hardtanh's bounds)."""
+    x = np.concatenate([RNG.standard_normal(30) * 3,
+                        [0.0, 0.5, -0.5, 0.75, 3.0, -3.0, 1.5]]).astype(np.float32)
+    g = RNG.standard_normal(x.shape).astype(np.float32)
+    want = getattr(torch.ops.aten, name)(torch.tensor(g), torch.tensor(x), *args, **kwargs)
+    got = getattr(A, name)(_t(g, device), _t(x, device), *args, **kwargs)
+    _close(got, want, rtol=1e-5, atol=1e-5)  # float32: gelu-tanh's tail rounds to ~1e-6
+    assert not got.requires_grad
+
+
+def test_activation_backward_differentiates_again(device):
+    x = _t(RNG.standard_normal(6), device, requires_grad=True)
+    g = _t(RNG.standard_normal(6), device, requires_grad=True)
+    assert gradcheck(lambda a, b: A.gelu_backward(b, a), (x, g))
+    y = np.tanh(RNG.standard_normal(6))
+    want = torch.ops.aten.tanh_backward(torch.tensor(g.detach().cpu().numpy()),
+                                        torch.tensor(y))
+    _close(A.tanh_backward(g.detach(), _t(y, device)), want)
+    s = 1 / (1 + np.exp(-RNG.standard_normal(6)))
+    want = torch.ops.aten.sigmoid_backward(torch.tensor(g.detach().cpu().numpy()),
+                                           torch.tensor(s))
+    _close(A.sigmoid_backward(g.detach(), _t(s, device)), want)

@@ -103,6 +103,12 @@ def _root_grads(outputs: tuple, grad_outputs: tuple, what: str) -> list:
             raise RuntimeError(f"{what}: mismatch in shape: grad_output[{i}] has a shape of "
                                f"{tuple(g.shape)} and output[{i}] has a shape of "
                                f"{tuple(t.shape)}")
+        elif g._device is not t._device:
+            if not (g.ndim == 0 and g._device.type == "cpu"):  # a cpu scalar moves (torch)
+                raise RuntimeError(f"{what}: invalid gradient at index {i} - expected device "
+                                   f"{t.device} but got {g.device}: create grad_output[{i}] "
+                                   f"on its output's device (.to('{t.device}'))")
+            g = g.to(t._device)
         roots.append((edge_of(t), g))
     return roots
 

@@ -80,7 +80,7 @@ def _face_vjp(op: Any, fn: Callable[..., Any], sample: Any, device: str, pos: li
         return None, SampleResult(0, "fail", "no-grad", f"output tensor(s) {flat} do not "
                                   f"require grad: no backward was recorded")
     inputs = [f for _t, f in conv.pairs]
-    cot = [ns.tensor(c, device=device).to(t.dtype) for c, t in zip(cots, chosen)]
+    cot = [ns.tensor(c, device=t.device).to(t.dtype) for c, t in zip(cots, chosen)]
     try:
         grads = ns.autograd.grad(chosen, inputs, cot, allow_unused=True)
     except Exception as e:  # noqa: BLE001 - the backward itself failed

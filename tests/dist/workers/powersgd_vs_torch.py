@@ -4,7 +4,6 @@ iterations (warm start, error feedback), rank 1 (Gram-Schmidt) and 3 (QR), batch
 shapes; torch's random start for Q is put in place of omnitensor's. Prints ``ok``."""
 from __future__ import annotations
 
-import socket
 import sys
 
 import numpy as np
@@ -53,11 +52,9 @@ def torch_qs(shapes: list, seed: int, like: ot.Tensor) -> list:
 
 
 def main() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0,
-                             world_size=1)
+    # port 0: the store binds a free port itself (a probed port could be taken meanwhile)
+    store = tdist.TCPStore("127.0.0.1", 0, 1, True)
+    tdist.init_process_group("gloo", store=store, rank=0, world_size=1)
     dist.init_process_group()
     PS._initial_qs = torch_qs
     params = [ot.zeros(s, device=DEV) for s in SHAPES]

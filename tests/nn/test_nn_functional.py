@@ -306,3 +306,22 @@ def test_embedding_max_norm_renormalises_used_rows_like_torch(device):
     emb = nn.Embedding(4, 2, max_norm=1.0).to(device)
     emb(ot.tensor([1, 2], device=device)).sum().backward()
     assert emb.weight.grad is not None
+
+
+@pytest.mark.parametrize("name", ["hardswish", "hardsigmoid"])
+def test_hard_activation_gradients_at_the_corners_are_torchs(name, device):
+    """At -3 and 3 (and at NaN, +-inf) the gradients are torch's piecewise ones, not a
+    clamp's (which passes the inner slope at the corners)."""
+    torch = pytest.importorskip("torch")
+    values = [-4.0, -3.0, -2.0, 0.0, 2.9, 3.0, 5.0, float("nan"), float("inf"), -float("inf")]
+    xt = torch.tensor(values, requires_grad=True)
+    getattr(torch.nn.functional, name)(xt).sum().backward()
+    xo = ot.tensor(values, requires_grad=True, device=device)
+    out = getattr(F, name)(xo)
+    out.sum().backward()
+    np.testing.assert_allclose(xo.grad.cpu().numpy(), xt.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(out.detach().cpu().numpy(),
+                               getattr(torch.nn.functional, name)(xt).detach().numpy(),
+                               rtol=1e-6)
+    x64 = ot.tensor([-3.5, -1.0, 0.5, 2.0, 3.5], dtype=ot.float64, requires_grad=True)
+    assert ot.autograd.gradgradcheck(getattr(F, name), (x64,))

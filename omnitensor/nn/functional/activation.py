@@ -13,7 +13,7 @@ from ...core.autocast_state import autocast_operands, state as _autocast
 from ...core.capture_hooks import composite
 from ...core.ops.elementwise import logaddexp
 from ...core.ops.softmax import softmax_data, softmax_node
-from ...core.graph import is_grad_enabled
+from ...core.graph import is_grad_enabled, needs_grad, no_grad_ctx, record
 from ...core.tensor import Tensor
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "selu", "celu",
@@ -135,13 +135,39 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,  # noqa
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
-    """``clamp(x / 6 + 1/2, 0, 1)``."""
-    return _apply(input, lambda x: (x / 6.0 + 0.5).clamp(0.0, 1.0), inplace)
+    """``clamp(x / 6 + 1/2, 0, 1)``; its gradient is torch's: 1/6 strictly inside (-3, 3),
+    0 at the corners, outside and at NaN."""
+    def f(x: Tensor) -> Tensor:
+        with no_grad_ctx():
+            out = (x / 6.0 + 0.5).clamp(0.0, 1.0)
+        if needs_grad(x):
+            record("HardsigmoidBackward0", _hardsigmoid_backward, out, (x,), (x,))
+        return out
+    return _apply(input, f, inplace)
+
+
+def _hardsigmoid_backward(node: Any, g: Tensor) -> tuple:
+    (x,) = node.saved_tensors
+    inside = (x > -3.0).logical_and(x < 3.0)
+    return ((g / 6.0).where(inside, 0.0),)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
-    """``x * hardsigmoid(x)``."""
-    return _apply(input, lambda x: x * (x + 3.0).clamp(0.0, 6.0) / 6.0, inplace)
+    """``x * hardsigmoid(x)``; its gradient is torch's: 0 up to -3, ``x / 3 + 1/2`` inside,
+    1 from 3 on (and at NaN)."""
+    def f(x: Tensor) -> Tensor:
+        with no_grad_ctx():
+            out = x * (x + 3.0).clamp(0.0, 6.0) / 6.0
+        if needs_grad(x):
+            record("HardswishBackward0", _hardswish_backward, out, (x,), (x,))
+        return out
+    return _apply(input, f, inplace)
+
+
+def _hardswish_backward(node: Any, g: Tensor) -> tuple:
+    (x,) = node.saved_tensors
+    slope = (x / 3.0 + 0.5).where(x < 3.0, 1.0)
+    return ((g * slope).where((x <= -3.0).logical_not(), 0.0),)  # NaN: slope 1, as torch
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002

@@ -245,7 +245,7 @@ def why(r: Name) -> str:
 def markdown(names: list[Name]) -> str:
     """docs/unsupported.md list items for ``names``, grouped by module."""
     out, current = [], None
-    for r in sorted(names, key=lambda r: r.path):
+    for r in sorted(names, key=lambda r: (r.path.rpartition(".")[0], r.path)):
         mod = r.path.rpartition(".")[0]
         if mod != current:
             out.append(f"\n### `{mod}`\n")

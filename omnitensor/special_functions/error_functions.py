@@ -1,6 +1,7 @@
 """The error-function family beyond ``erf``/``erfc`` (which are elementwise primitives):
-``ndtr``, ``log_ndtr`` (an asymptotic series far in the left tail), ``erfinv`` (a rational
-first guess refined by Newton steps on ``erf``), ``ndtri`` and ``erfcx``.
+``ndtr``, ``log_ndtr`` (an asymptotic series far in the left tail), ``erfinv`` and ``ndtri``
+(a rational first guess refined by Newton steps on ``erf``, on ``erfc`` in the tails) and
+``erfcx``.
 """
 from __future__ import annotations
 
@@ -42,13 +43,14 @@ def log_ndtr(x: Tensor) -> Tensor:
     return _where(tail, asym, direct)
 
 
-def erfinv(y: Tensor) -> Tensor:
-    """The inverse of ``erf`` on (-1, 1); ±inf at ±1, nan outside."""
-    y = floating(y)
-    inside = _ew.abs(y) < 1
-    ys = _where(inside, y, 0.0)
-    # Giles' single-precision approximation as the first guess
-    w = -_ew.log((1.0 - ys) * (1.0 + ys))
+def _inverse_erf(y: Tensor, t: Tensor) -> Tensor:
+    """``x`` with ``erf(x) = y``, for ``y`` in (-1, 1) with ``t = 1 - |y|`` computed exactly
+    by the caller. Giles' single-precision approximation is the first guess; Newton steps
+    refine it on ``erf`` where ``|y| < 1/2``, and on ``erfc(|x|) = t`` in the tails: there
+    ``erf(x) - y`` would be a difference of two numbers near 1, exact only to the rounding
+    of 1 (float32: 8e-7 in x at y = 0.98), while ``erfc`` keeps ``t``'s relative
+    precision."""
+    w = -_ew.log(t * (2.0 - t))
     small = w < 5.0
     ws = _where(small, w, 5.0) - 2.5
     p1: Any = 2.81022636e-08
@@ -60,20 +62,67 @@ def erfinv(y: Tensor) -> Tensor:
     for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
               0.00943887047, 1.00167406, 2.83297682):
         p2 = c + p2 * wl
-    x = _where(small, p1, p2) * ys
-    two_over_sqrt_pi = 2.0 / math.sqrt(math.pi)
-    for _ in range(3):  # Newton on erf(x) = y: quadratic convergence to full precision
-        x = x - (_ew.erf(x) - ys) / (two_over_sqrt_pi * _ew.exp(-x * x))
+    x = _where(small, p1, p2) * y
+    tail = t <= 0.5
+    ax = _where(w < 16.0, _ew.abs(x), _far_tail_guess(_where(w < 16.0, 1e-8, t)))
+    for _ in range(3):  # Newton: quadratic convergence to full precision
+        slope = _TWO_OVER_SQRT_PI * _ew.exp(-x * x)
+        live = slope > 0  # far in float64's tail exp underflows: the guess stands
+        x = x - _where(live, (_ew.erf(x) - y) / _where(live, slope, 1.0), 0.0)
+        tslope = _TWO_OVER_SQRT_PI * _ew.exp(-ax * ax)
+        tlive = tslope > 0
+        ax = ax + _where(tlive, (_erfc(ax) - t) / _where(tlive, tslope, 1.0), 0.0)
+    return _where(tail, _where(y < 0, -ax, ax), x)
+
+
+def _far_tail_guess(t: Tensor) -> Tensor:
+    """``x`` with ``erfc(x) = t`` past Giles' range (``t`` < 1e-7, float32's 1 - y can go
+    no further but ndtri's tail probability can), to 1e-4 relative: the fixed point of
+    Laplace's asymptotic ``erfc(x) ~ exp(-x^2) / (x sqrt(pi)) (1 - 1 / (2 x^2))``."""
+    big = -_ew.log(t)
+    x = _ew.sqrt(big)
+    for _ in range(4):
+        x = _ew.sqrt(big - _ew.log(_SQRT_PI * x) + _ew.log1p(-0.5 / (x * x)))
+    return x
+
+
+def _erfinv(y: Tensor) -> Tensor:
+    inside = _ew.abs(y) < 1
+    ys = _where(inside, y, 0.0)
+    x = _inverse_erf(ys, 1.0 - _ew.abs(ys))  # exact where it matters, |y| >= 1/2
     edge = _where(y > 0, math.inf, -math.inf)
-    out = _where(inside, x, _where(_ew.abs(y) == 1, edge, math.nan))
-    return out
+    return _where(inside, x, _where(_ew.abs(y) == 1, edge, math.nan))
+
+
+def _ndtri(p: Tensor) -> Tensor:
+    inside = (p > 0) & (p < 1)
+    ps = _where(inside, p, 0.5)
+    # the tail 1 - |2p - 1| is 2p below 1/2 and 2 (1 - p) above: both exact, where 2p - 1
+    # alone would round p = 1e-6 to a 6% error in it (float32)
+    t = _where(ps < 0.5, 2.0 * ps, 2.0 * (1.0 - ps))
+    x = _SQRT2 * _inverse_erf(2.0 * ps - 1.0, t)
+    edge = _where(p == 1, math.inf, _where(p == 0, -math.inf, math.nan))
+    return _where(inside, x, edge)
+
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_SQRT_PI = math.sqrt(math.pi)
+_ERFINV = with_derivative(_erfinv, lambda y, out: (0.5 * math.sqrt(math.pi)) *
+                          _ew.exp(erfinv(y) ** 2))
+_NDTRI = with_derivative(_ndtri, lambda p, out: math.sqrt(2 * math.pi) *
+                         _ew.exp(ndtri(p) ** 2 / 2))
+
+
+def erfinv(y: Tensor) -> Tensor:
+    """The inverse of ``erf`` on (-1, 1); ±inf at ±1, nan outside; gradient
+    ``sqrt(pi) / 2 exp(erfinv(y)^2)`` (torch's)."""
+    return _ERFINV(floating(y))
 
 
 def ndtri(p: Tensor) -> Tensor:
-    """The inverse of :func:`ndtr` (the standard normal quantile function)."""
-    return _SQRT2 * erfinv(2.0 * floating(p) - 1.0)
-
-
+    """The inverse of :func:`ndtr` (the standard normal quantile function), from the tail
+    probability directly; gradient ``sqrt(2 pi) exp(ndtri(p)^2 / 2)`` (torch's)."""
+    return _NDTRI(floating(p))
 
 
 _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)

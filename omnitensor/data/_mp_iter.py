@@ -27,6 +27,10 @@ __all__ = ["MultiProcessIter"]
 STATUS_INTERVAL = 1.0
 #: seconds a worker gets to exit on shutdown before it is terminated
 JOIN_TIMEOUT = 1.0
+#: seconds to wait for a SIGKILLed worker to be gone: it cannot refuse, but on a loaded
+#: machine the kernel may take longer than JOIN_TIMEOUT to tear it down, and a worker not
+#: joined stays a zombie (shutdown promises reaped workers)
+KILL_TIMEOUT = 10.0
 
 _live: "weakref.WeakSet[MultiProcessIter]" = weakref.WeakSet()
 
@@ -221,7 +225,7 @@ class MultiProcessIter:
                 w.join(timeout=JOIN_TIMEOUT)
             if w.is_alive():  # ignores SIGTERM (a handler, a blocked signal): SIGKILL
                 w.kill()
-                w.join(timeout=JOIN_TIMEOUT)
+                w.join(timeout=KILL_TIMEOUT)
         for q in [*self._index_queues, self._result_queue]:
             q.cancel_join_thread()
             q.close()

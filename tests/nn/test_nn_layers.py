@@ -320,3 +320,21 @@ def test_init_orthogonal(device, shape):
     assert a.tolist() == b.tolist()  # seeded like every other initializer
     with pytest.raises(ValueError, match="2 or more dimensions"):
         init.orthogonal_(ot.empty(3, device=device))
+
+
+def test_batch_norm_of_a_1d_input_is_torchs(device):
+    """A 1-D input has no channel dim: an empty one with empty statistics normalizes to an
+    empty result (training or not), as torch's; a non-empty one is refused, as torch does."""
+    torch = pytest.importorskip("torch")
+    F = ot.nn.functional
+    empty = ot.zeros(0, device=device)
+    for training in (True, False):
+        out = F.batch_norm(empty, ot.zeros(0, device=device), ot.ones(0, device=device),
+                           training=training)
+        want = torch.nn.functional.batch_norm(torch.zeros(0), torch.zeros(0), torch.ones(0),
+                                              training=training)
+        assert tuple(out.shape) == tuple(want.shape) == (0,)
+        with pytest.raises(ValueError):
+            F.batch_norm(ot.tensor(np.ones(3, np.float32), device=device),
+                         ot.zeros(3, device=device), ot.ones(3, device=device),
+                         training=training)

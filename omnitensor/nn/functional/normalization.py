@@ -38,8 +38,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None,  # noqa: A002
     (updating ``running_*`` with ``momentum``; the running variance is unbiased) or by the
     running statistics in evaluation."""
     if input.ndim < 2:
-        raise ValueError(f"batch_norm: expected at least a 2-D input, got shape "
-                         f"{tuple(input.shape)}")
+        return _batch_norm_no_channels(input, running_mean, running_var, weight, bias,
+                                       training)
     axes = (0,) + tuple(range(2, input.ndim))
     shape = _channel_shape(input)
     if training:
@@ -71,6 +71,23 @@ def batch_norm(input: Tensor, running_mean: Tensor | None,  # noqa: A002
     if bias is not None:
         out = out + bias.reshape(shape)
     return _in_input_dtype(out, input)
+
+
+def _batch_norm_no_channels(input: Tensor, running_mean: Tensor | None,  # noqa: A002
+                            running_var: Tensor | None, weight: Tensor | None,
+                            bias: Tensor | None, training: bool) -> Tensor:
+    """A 0-D or 1-D input has no channel dim (dim 1): torch counts 0 channels, so only an
+    empty input with empty statistics (or none, in training) normalizes, to an empty
+    result; anything else is refused."""
+    given = [t for t in (running_mean, running_var, weight, bias) if t is not None]
+    if not training and (running_mean is None or running_var is None):
+        raise ValueError("batch_norm: running_mean and running_var are required when "
+                         "training=False")
+    if input.numel() or any(t.numel() for t in given):
+        raise ValueError(f"batch_norm: expected at least a 2-D input (a 1-D one has no "
+                         f"channel dimension, so torch takes only an empty one with empty "
+                         f"statistics), got shape {tuple(input.shape)}")
+    return _in_input_dtype(input.clone(), input)
 
 
 @composite("layer_norm")

@@ -25,6 +25,11 @@ class UnsupportedDTypeError(OmnitensorError, TypeError):
     OpenCL devices without cl_khr_fp16)."""
 
 
+class DeviceDTypeError(UnsupportedDTypeError):
+    """This device's hardware or runtime lacks the dtype (an OpenCL device without
+    cl_khr_fp16, a SYCL device without the fp64 aspect); other devices hold it."""
+
+
 class ShapeError(OmnitensorError, ValueError):
     """Shapes do not broadcast, or do not match what an op needs."""
 

@@ -157,3 +157,33 @@ def test_conformance_torch_certificate():
     figs = cert["torch_opinfo"]["figures"]["cpu"]
     assert figs["with_counterpart"] == 1 and figs["forward"]["pass_pct"] == 100.0
     assert cert["passed"] is True and "torch" in cert["versions"]
+
+
+def test_a_dtype_the_device_lacks_skips_and_one_omnitensor_lacks_fails():
+    """float16 on an OpenCL device without cl_khr_fp16 (DeviceDTypeError, raised by the
+    device's own dtype check) is no gap of omnitensor's: its samples skip and say why.
+    A dtype omnitensor holds on no device (complex32) stays a failure."""
+    from omnitensor.conformance.torch_opinfo.driver import face_failure
+    from omnitensor.errors import DeviceDTypeError, UnsupportedDTypeError
+    lacks = face_failure(3, DeviceDTypeError("opencl:0 (X): float16 needs cl_khr_fp16"))
+    assert lacks.status == "skip" and "cl_khr_fp16" in lacks.message
+    ours = face_failure(3, UnsupportedDTypeError("chalf(): complex32 is not supported"))
+    assert ours.status == "fail" and ours.cause == "refused"
+
+
+@pytest.mark.parametrize("dev", ["opencl:0", "sycl:0"])
+def test_device_dtype_checks_raise_the_device_error(dev):
+    """The devices' dtype checks raise DeviceDTypeError (what the driver skips on), and
+    only for what the device lacks."""
+    from omnitensor.errors import DeviceDTypeError
+    try:
+        d = ot.device(dev)
+        d.backend  # noqa: B018 - an absent backend skips
+    except Exception as e:  # noqa: BLE001
+        pytest.skip(f"{dev} unavailable: {e}")
+    for dtype in (ot.float16, ot.float64):
+        if d.supports_dtype(dtype):
+            ot.zeros(2, dtype=dtype, device=dev)
+        else:
+            with pytest.raises(DeviceDTypeError):
+                ot.zeros(2, dtype=dtype, device=dev)

@@ -24,7 +24,7 @@ import pyopencl as cl
 import pyopencl.tools as cl_tools
 
 from ...kernels import gemm as gemm_text
-from ...errors import BackendError, UnsupportedDTypeError, out_of_memory
+from ...errors import BackendError, DeviceDTypeError, out_of_memory
 from .. import driver_builds, host_memory
 from . import icd
 
@@ -325,7 +325,7 @@ class DeviceState:
     def check_dtype(self, dtype: np.dtype) -> None:
         why = dtype_reason(self.dev, dtype)
         if why:
-            raise UnsupportedDTypeError(f"{self.name} ({self.label}): {why}")
+            raise DeviceDTypeError(f"{self.name} ({self.label}): {why}")
 
 
 def _fmt_bytes(n: float) -> str:

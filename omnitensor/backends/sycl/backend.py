@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import UnsupportedDTypeError
+from ...errors import DeviceDTypeError
 from .devices import DISCOVERY_ERROR as _DISCOVERY_ERROR, ENV as _ENV, discover  # dpctl
 from .devices import enum_name as _enum_name
 
@@ -231,7 +231,7 @@ class SyclBackend(NamespaceBackend):
         dtype = np.dtype(dtype)
         if dtype in self._risky and not self.supports_dtype(dtype, index):
             name = self._devices[index].name
-            raise UnsupportedDTypeError(
+            raise DeviceDTypeError(
                 f"sycl:{index} ({name}) cannot hold {dtype}: "
                 f"{self.dtype_unsupported_reason(dtype, index)}. Use float32 (or complex64) "
                 f"on this device, or another device.")

@@ -35,7 +35,7 @@ import dpctl
 import dpctl.program as dpp
 from dpctl.memory import MemoryUSMDevice, USMAllocationError
 
-from ...errors import BackendError, UnsupportedDTypeError
+from ...errors import BackendError, DeviceDTypeError
 from ...kernels import gemm as gemm_text
 from .. import host_memory
 from ..opencl.device import DeviceState
@@ -354,8 +354,8 @@ class SyclState(DeviceState):
     def check_dtype(self, dtype: np.dtype) -> None:
         why = dtype_reason(self.dev, dtype)
         if why:
-            raise UnsupportedDTypeError(f"{self.name} ({self.label}): {why}. Use float32 "
-                                        f"(or complex64) on this device, or another device.")
+            raise DeviceDTypeError(f"{self.name} ({self.label}): {why}. Use float32 "
+                                   f"(or complex64) on this device, or another device.")
 
 
 def _at(mem: Any, offset: int, nbytes: int) -> Any:

@@ -18,6 +18,7 @@ import warnings
 import zlib
 from typing import Any, Callable, Iterable
 
+from ...errors import DeviceDTypeError
 from .compare import Options, compare
 from .convert import Arr, Converter, Unconvertible, canon, to_float64
 from .oracle import MAX_SAMPLES, ops_by_key, supports, torch, torch_dtype
@@ -119,6 +120,17 @@ def classify(err: BaseException) -> str:
     return "error"
 
 
+def face_failure(index: int, err: BaseException, desc: str = "",
+                 prefix: str = "") -> SampleResult:
+    """The result of a sample the face raised on: a skip when the device itself lacks a
+    dtype the sample needs (float16 without cl_khr_fp16: no library could run it there),
+    else a failure of the cause ``err`` stands for."""
+    if isinstance(err, DeviceDTypeError):
+        return SampleResult(index, "skip", message=f"the device cannot: {_err(err)}",
+                            sample=desc)
+    return SampleResult(index, "fail", classify(err), prefix + _err(err), desc)
+
+
 def _err(e: BaseException) -> str:
     text = " ".join(f"{type(e).__name__}: {e}".split())
     return text if len(text) <= 300 else text[:297] + "..."
@@ -201,7 +213,7 @@ def forward_sample(op: Any, fn: Callable[..., Any], sample: Any, device: str,
         return SampleResult(index, "fail", "no-error", f"torch raises {_err(t_err)}; "
                             f"omnitensor returns", desc)
     if o_err is not None:
-        return SampleResult(index, "fail", classify(o_err), _err(o_err), desc)
+        return face_failure(index, o_err, desc)
 
     @functools.lru_cache(maxsize=1)
     def reference() -> Any:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .compare import Options, compare
 from .convert import Arr, Converter, Unconvertible, canon, tensors_in, to_float64
-from .driver import (SampleResult, _call, _describe, _err, _parts, classify, samples,
+from .driver import (SampleResult, _call, _describe, _err, _parts, face_failure, samples,
                      values_defined)
 from .oracle import torch
 from .resolve import face, for_face
@@ -69,7 +69,7 @@ def _face_vjp(op: Any, fn: Callable[..., Any], sample: Any, device: str, pos: li
     process = for_face(sample.output_process_fn_grad)
     out, err = _call(lambda *a, **k: process(wrapper(fn, *a, **k)), args)
     if err is not None:
-        return None, SampleResult(0, "fail", classify(err), _err(err))
+        return None, face_failure(0, err)
     outs = tensors_in(out, ns.Tensor)
     if len(outs) <= max(pos):
         return None, SampleResult(0, "fail", "structure",
@@ -84,7 +84,7 @@ def _face_vjp(op: Any, fn: Callable[..., Any], sample: Any, device: str, pos: li
     try:
         grads = ns.autograd.grad(chosen, inputs, cot, allow_unused=True)
     except Exception as e:  # noqa: BLE001 - the backward itself failed
-        return None, SampleResult(0, "fail", classify(e), "backward: " + _err(e))
+        return None, face_failure(0, e, prefix="backward: ")
     return list(grads), None
 
 

@@ -16,6 +16,7 @@ from .core import torch_function as _tf
 from .core.tensor import Tensor
 
 TensorBase = _TensorBase = Tensor  # torch._C.TensorBase: the Tensor's base class
+_TensorMeta = type(Tensor)  # torch._C._TensorMeta: the metaclass of the Tensor type
 _api_usage_seen: set[str] = set()
 
 
@@ -85,9 +86,27 @@ DisableTorchFunction = _tf.DisableTorchFunction
 DisableTorchFunctionSubclass = _tf.DisableTorchFunctionSubclass
 
 
+class _NNNamespace:
+    """``torch._C._nn``: of its ATen nn bindings, ``_parse_to`` (``to``'s argument parser,
+    which libraries call to read a ``to(...)`` call they intercept)."""
+
+    @staticmethod
+    def _parse_to(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool, Any]:
+        from .nn.module import parse_to
+        return parse_to(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"torch._C._nn.{name} is not provided by omnitensor (only "
+                             f"_parse_to; the nn ops are torch.nn.functional's)")
+
+
+_nn = _NNNamespace()
+
+
 def __getattr__(name: str) -> Any:
     """torch._C.IntType & co., torch._C.parse_schema, FunctionSchema, Argument and
-    _AliasInfo: TorchScript's type objects and schemas (omnitensor/jit/types.py, schema.py)."""
+    _AliasInfo: TorchScript's type objects and schemas (omnitensor/jit/types.py, schema.py);
+    PyTorchFileReader, the zip checkpoint reader (omnitensor/serialization/file_reader.py)."""
     from .jit import schema, types
     if name in types.__all__:
         return getattr(types, name)
@@ -95,6 +114,9 @@ def __getattr__(name: str) -> Any:
         return getattr(schema, name)
     if name == "_AliasInfo":
         return schema.AliasInfo
+    if name == "PyTorchFileReader":
+        from .serialization.file_reader import PyTorchFileReader
+        return PyTorchFileReader
     raise AttributeError(f"module 'torch._C' has no attribute {name!r}")
 
 

@@ -279,6 +279,8 @@ _SCRIPT_TYPES = {"Type", "AnyType", "BoolType", "ComplexType", "DeviceObjType", 
                  "UnionType", "StreamObjType", "SymIntType", "SymBoolType", "AwaitType",
                  "RRefType", "ClassType", "EnumType", "InterfaceType", "InferredType"}
 _SCHEMA = {"parse_schema", "FunctionSchema", "Argument"}
+# torch.ScriptModule / torch.ScriptFunction: torch.jit's classes, at torch's root too
+_JIT_CLASSES = {"ScriptModule", "ScriptFunction"}
 
 
 def __getattr__(name: str) -> _Any:
@@ -288,6 +290,9 @@ def __getattr__(name: str) -> _Any:
     if name in ("save", "load"):
         from . import serialization
         return getattr(serialization, name)
+    if name == "PyTorchFileReader":  # torch.PyTorchFileReader (torch._C's), a zip reader
+        from .serialization.file_reader import PyTorchFileReader
+        return PyTorchFileReader
     if name in _FROM_SPECIAL:
         from . import special
         return getattr(special, _FROM_SPECIAL[name])
@@ -306,6 +311,9 @@ def __getattr__(name: str) -> _Any:
     if name in _SCHEMA:
         from .jit import schema
         return getattr(schema, name)
+    if name in _JIT_CLASSES:
+        from . import jit
+        return getattr(jit, name)
     if name == "compile":  # torch.compile: capture and replay (omnitensor/compiler/)
         from .compiler import compile
         return compile

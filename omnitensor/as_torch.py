@@ -57,9 +57,11 @@ _ROOTS = {"torch": "omnitensor", "functorch": "omnitensor.functorch"}
 _EXACT = {"torch": "omnitensor.torch_face"}
 # torch paths whose omnitensor home has another name: ``torch.backends`` holds torch's
 # library flags, a face package apart from omnitensor's device adapters (``backends``);
-# ``torch.linalg`` is omnitensor.linalg with torch's meaning where the standard differs
+# ``torch.linalg`` is omnitensor.linalg with torch's meaning where the standard differs;
+# ``torch.autograd.profiler`` lives with the profiler (autograd is the lower layer)
 _RENAMED = {"torch.backends": "omnitensor.torch_backends",
-            "torch.linalg": "omnitensor.torch_linalg"}
+            "torch.linalg": "omnitensor.torch_linalg",
+            "torch.autograd.profiler": "omnitensor.profiler.autograd_profiler"}
 _TARGET = "omnitensor"
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..compiler import allow_in_graph, assume_constant_result, config, disable, is_compiling, reset
+from ..compiler.frontend import CompiledModule as OptimizedModule  # what compile(module) returns
 
 __all__ = ["allow_in_graph", "assume_constant_result", "config", "disable", "is_compiling",
-           "reset", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "mark_static_address",
+           "reset", "OptimizedModule", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "mark_static_address",
            "is_dynamo_supported"]
 
 

@@ -18,6 +18,7 @@ import queue
 import weakref
 from typing import Any
 
+from ._iter_base import BaseLoaderIter
 from ._worker import (ExceptionWrapper, IterableEnd, WorkerSpec, deserialize, unpack,
                       worker_loop)
 
@@ -54,7 +55,7 @@ def _context(ctx: Any) -> Any:
     return ctx
 
 
-class MultiProcessIter:
+class MultiProcessIter(BaseLoaderIter):
     """Iterator over a DataLoader's batches loaded by worker processes."""
 
     def __init__(self, loader: Any) -> None:

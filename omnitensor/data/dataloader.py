@@ -26,11 +26,21 @@ from ..core.pinned import pinned_allocator
 from ..core.ops.random import Generator, default_generator, randint
 from ..core.ops.join import stack
 from ..core.tensor import Tensor
+from ._iter_base import BaseLoaderIter as _BaseDataLoaderIter, SingleProcessIter
 from ._worker import check_dataset, get_worker_info, map_batch
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
+# torch's names of the iterator types (omnitensor/data/_iter_base.py, _mp_iter.py)
+_SingleProcessDataLoaderIter = SingleProcessIter
+
+
+def __getattr__(name: str) -> Any:
+    if name == "_MultiProcessingDataLoaderIter":  # imported on use: it starts processes
+        from ._mp_iter import MultiProcessIter
+        return MultiProcessIter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: Largest copy (bytes) the DataLoader makes to gather a whole epoch of a TensorDataset at
 #: once; bigger epochs are gathered batch by batch.
@@ -195,7 +205,7 @@ class DataLoader:
             return None
         return getattr(self.dataset, "__getbatch__", None)
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> _BaseDataLoaderIter:
         if self.num_workers > 0:
             from ._mp_iter import MultiProcessIter
             if not self.persistent_workers:
@@ -211,7 +221,7 @@ class DataLoader:
         self._shared_seed()
         it = self._iter_main()
         pin = self._pin_fn
-        return it if pin is None else (pin(b) for b in it)
+        return SingleProcessIter(self, it if pin is None else (pin(b) for b in it))
 
     def _shared_seed(self) -> int:
         """The epoch's ``base_seed`` (torch's ``_get_shared_seed``)."""

@@ -30,6 +30,11 @@ class ReduceOp(enum.Enum):
         return f"ReduceOp.{self.name}"
 
 
+# torch's ReduceOp is a class whose members are values of a nested enum, ``RedOpType``
+# (libraries annotate with ``ReduceOp.RedOpType``); here the class is that enum itself
+ReduceOp.RedOpType = ReduceOp  # type: ignore[attr-defined]  # set after: not a member
+
+
 class DistError(RuntimeError):
     """torch's base of distributed errors (``torch.distributed.DistError``)."""
 

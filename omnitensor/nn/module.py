@@ -38,13 +38,16 @@ def _addindent(s: str, n: int) -> str:
     return lines[0] + "\n" + "\n".join(" " * n + line for line in lines[1:])
 
 
-def _parse_to(args: tuple, kwargs: dict) -> tuple[Any, Any]:
-    """(device, dtype) from ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
-    ``to(tensor)`` or keywords."""
+def parse_to(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool, Any]:
+    """``(device, dtype, non_blocking, memory_format)`` from ``to``'s arguments: ``to(device)``,
+    ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)`` or keywords (torch's
+    ``torch._C._nn._parse_to``; the device a :class:`Device`, absent parts None)."""
     device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
-    kwargs.pop("non_blocking", None)
+    non_blocking = bool(kwargs.pop("non_blocking", False))
+    memory_format = kwargs.pop("memory_format", None)
+    kwargs.pop("copy", None)
     if kwargs:
-        raise TypeError(f"Module.to() got unexpected keyword arguments {sorted(kwargs)}")
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for a in args:
         if isinstance(a, Tensor):
             device, dtype = a.device, a.dtype
@@ -55,13 +58,24 @@ def _parse_to(args: tuple, kwargs: dict) -> tuple[Any, Any]:
                 dtype = _dt.as_dtype(a)
             except _dt.DTypeError:
                 device = a
+        elif isinstance(a, bool):
+            non_blocking = a
+        elif isinstance(a, int):
+            device = a
         elif a is not None:
             dtype = a
-    if dtype is not None:
-        dtype = _dt.as_dtype(dtype)
-        if dtype.kind not in "fc":
-            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, "
-                            f"but got desired dtype={dtype.name}")
+    if device is not None and not isinstance(device, Device):
+        device = Device(device)
+    return device, None if dtype is None else _dt.as_dtype(dtype), non_blocking, memory_format
+
+
+def _parse_to(args: tuple, kwargs: dict) -> tuple[Any, Any]:
+    """(device, dtype) of ``Module.to``'s arguments (:func:`parse_to`), which casts to
+    floating or complex dtypes only."""
+    device, dtype = parse_to(*args, **kwargs)[:2]
+    if dtype is not None and dtype.kind not in "fc":
+        raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, "
+                        f"but got desired dtype={dtype.name}")
     return device, dtype
 
 
@@ -436,13 +450,13 @@ class Module(StateDictMixin, ModuleMoreMixin):
         return self._apply(lambda t: t.share_memory_())
 
     def cpu(self) -> "Module":
-        """Move parameters and buffers to the cpu device (in place)."""
-        return self.to("cpu")
+        """Move parameters and buffers to the cpu device (in place). As torch's, through
+        ``_apply`` rather than ``to``: subclasses overriding ``to`` are not called."""
+        return self._apply(lambda t: t.cpu())
 
     def cuda(self, device: Any = None) -> "Module":
-        """Move parameters and buffers to a CUDA device (in place)."""
-        return self.to("cuda" if device is None else
-                       (f"cuda:{device}" if isinstance(device, int) else device))
+        """Move parameters and buffers to a CUDA device (in place; ``_apply``, as ``cpu``)."""
+        return self._apply(lambda t: t.cuda(device))
 
     def float(self) -> "Module":
         """Cast floating parameters and buffers to float32."""

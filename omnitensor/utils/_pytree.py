@@ -201,6 +201,10 @@ def _node_type(tree: Any) -> Any:
     return typ
 
 
+_get_node_type = _node_type  # torch's private name (libraries walk SUPPORTED_NODES with it)
+_is_namedtuple_instance = is_namedtuple_instance
+
+
 # the builtin containers' flatten/unflatten functions, under torch's private names
 # (libraries register their own types with these: transformers' ModelOutput uses
 # _dict_flatten / _dict_unflatten / _dict_flatten_with_keys)
@@ -387,6 +391,7 @@ class LeafSpec(TreeSpec):
 
 PyTreeSpec = TreeSpec
 _LEAF = LeafSpec()
+_LEAF_SPEC = _LEAF  # torch's private name
 
 
 # ------------------------------------------------------------------------- flattening

@@ -258,3 +258,20 @@ def test_matrix_norm_vecdot_vander_torch_rules(device):
     _close(ot.linalg.vander(v, N=3), torch.linalg.vander(torch.tensor(2.0), N=3), device)
     with pytest.raises(RuntimeError, match="N must be greater than 1"):
         ot.linalg.vander(ot.tensor([2.0], device=device))
+
+
+@pytest.mark.parametrize("dt", ["float64", "complex128"])
+def test_geqrf_keeps_a_column_already_zero_below_the_diagonal(device, dt):
+    """LAPACK's larfg reflects nothing there (tau 0, the diagonal's sign kept): the last
+    column of a square matrix, a diagonal matrix; elsewhere R and tau are torch's."""
+    torch = pytest.importorskip("torch")
+    if dt == "complex128" and device != "cpu":
+        pytest.skip("complex128 on cpu (the devices' float64 path is the real one)")
+    rng = np.random.default_rng(1)
+    for a in (np.diag([2.0, -3.0, 4.0]), rng.standard_normal((5, 5)),
+              rng.standard_normal((2, 4, 3))):
+        a = a.astype(dt)
+        t_a, t_tau = torch.geqrf(torch.tensor(a))
+        o_a, o_tau = ot.geqrf(ot.tensor(a, device=device))
+        np.testing.assert_allclose(o_a.cpu().numpy(), t_a.numpy(), atol=1e-12)
+        np.testing.assert_allclose(o_tau.cpu().numpy(), t_tau.numpy(), atol=1e-12)

@@ -134,12 +134,18 @@ def geqrf(input: Tensor) -> GEQRF:  # noqa: A002
     for j in range(min(m, n)):
         x = a[..., j:, j]
         alpha = x[..., 0]
-        norm = (x * x.conj()).real.sum(dim=-1).sqrt()
+        rest = x[..., 1:]
+        below = (rest * rest.conj()).real.sum(dim=-1)
+        norm = (below + (alpha * alpha.conj()).real).sqrt()
         sign = (alpha.real >= 0).to(norm.dtype) * 2 - 1
         beta = -sign * norm                                  # real, as LAPACK's
-        nonzero = norm != 0
-        safe = (alpha - beta).where(nonzero, 1)
-        tau = ((beta - alpha) / beta.where(nonzero, 1)).where(nonzero, 0)
+        # LAPACK's larfg reflects nothing (tau = 0, alpha kept, sign included) when the
+        # column is already zero below the diagonal and alpha is real
+        reflect = below != 0
+        if a.dtype.kind == "c":
+            reflect = reflect.logical_or(alpha.imag != 0)
+        safe = (alpha - beta).where(reflect, 1)
+        tau = ((beta - alpha) / beta.where(reflect, 1)).where(reflect, 0)
         v = x / safe.unsqueeze(-1)
         v = v.clone()
         v[..., 0] = 1
@@ -148,8 +154,8 @@ def geqrf(input: Tensor) -> GEQRF:  # noqa: A002
             (v.conj().unsqueeze(-2) @ block)
         a = a.clone()
         a[..., j:, j:] = block
-        a[..., j, j] = beta.where(nonzero, alpha.real).to(a.dtype)
-        a[..., j + 1:, j] = v[..., 1:].where(nonzero.unsqueeze(-1), x[..., 1:])
+        a[..., j, j] = beta.to(a.dtype).where(reflect, alpha)
+        a[..., j + 1:, j] = v[..., 1:].where(reflect.unsqueeze(-1), rest)
         taus.append(tau.to(a.dtype))
     from .join import stack
     tau_all = stack(taus, dim=-1) if taus else a.new_empty(a.shape[:-2] + (0,))

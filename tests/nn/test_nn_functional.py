@@ -325,3 +325,14 @@ def test_hard_activation_gradients_at_the_corners_are_torchs(name, device):
                                rtol=1e-6)
     x64 = ot.tensor([-3.5, -1.0, 0.5, 2.0, 3.5], dtype=ot.float64, requires_grad=True)
     assert ot.autograd.gradgradcheck(getattr(F, name), (x64,))
+
+
+def test_local_response_norm_of_integers_averages_in_integers_as_torch(device):
+    """torch pools an integer input's squares in its integer dtype (the mean truncates),
+    then scales in float."""
+    torch = pytest.importorskip("torch")
+    x = np.arange(2 * 5 * 3, dtype=np.int64).reshape(2, 5, 3) % 7
+    expected = torch.nn.functional.local_response_norm(torch.tensor(x), 3, alpha=0.5)
+    actual = F.local_response_norm(ot.tensor(x, device=device), 3, alpha=0.5)
+    assert str(actual.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+    np.testing.assert_allclose(actual.cpu().numpy(), expected.numpy(), rtol=1e-6)

@@ -224,5 +224,8 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4,  # noqa: 
     window = padded.narrow(1, 0, c)
     for i in range(1, size):
         window = window + padded.narrow(1, i, c)
-    div = (window * (alpha / size) + k) ** beta
+    if sq.dtype.kind in "iu":  # torch averages an integer window in integers (truncating)
+        div = ((window // size) * alpha + k) ** beta
+    else:
+        div = (window * (alpha / size) + k) ** beta
     return input / div

@@ -10,8 +10,8 @@ __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_
 
 
 # torch's nn.utils submodules that are imported on first use (rnn packing,
-# parametrizations, stateless.functional_call)
-_LAZY_SUBMODULES = ("rnn", "parametrizations", "parametrize", "stateless")
+# parametrizations, stateless.functional_call, pruning)
+_LAZY_SUBMODULES = ("rnn", "parametrizations", "parametrize", "stateless", "prune")
 
 
 def __getattr__(name: str) -> object:

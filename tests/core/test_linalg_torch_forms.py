@@ -275,3 +275,18 @@ def test_geqrf_keeps_a_column_already_zero_below_the_diagonal(device, dt):
         o_a, o_tau = ot.geqrf(ot.tensor(a, device=device))
         np.testing.assert_allclose(o_a.cpu().numpy(), t_a.numpy(), atol=1e-12)
         np.testing.assert_allclose(o_tau.cpu().numpy(), t_tau.numpy(), atol=1e-12)
+
+
+def test_torch_faces_linalg_cross_needs_one_number_of_dimensions(device):
+    """torch.linalg.cross refuses inputs of different ndim (then broadcasts as torch);
+    the Array API's omnitensor.linalg.cross broadcasts any."""
+    from omnitensor import torch_linalg
+    a = ot.tensor(np.arange(6.0, dtype=np.float32).reshape(2, 3), device=device)
+    b = ot.tensor([1.0, 0.0, 2.0], device=device)
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        torch_linalg.cross(a, b)
+    expected = torch.linalg.cross(torch.tensor(a.cpu().numpy()),
+                                  torch.tensor([[1.0, 0, 2]], dtype=torch.float32))
+    np.testing.assert_allclose(torch_linalg.cross(a, b[None], dim=-1).cpu().numpy(),
+                               expected.numpy())
+    np.testing.assert_allclose(ot.linalg.cross(a, b).cpu().numpy(), expected.numpy())

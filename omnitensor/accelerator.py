@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
+from .core import accelerators
 from .core.device import Device, device as _device, get_default_device, set_default_device
 
 __all__ = ["is_available", "current_accelerator", "device_count", "current_device_index",
@@ -28,7 +29,16 @@ __all__ = ["is_available", "current_accelerator", "device_count", "current_devic
 
 def _current() -> Device | None:
     dev = get_default_device()
-    return None if dev.type == "cpu" else dev
+    if dev.type != "cpu":
+        return dev
+    # under the torch alias ``torch.cuda.is_available()`` answers for the chosen accelerator
+    # while the default device stays cpu (torch's default); torch.accelerator must agree
+    # with torch.cuda, as in torch, so it names that device too
+    if accelerators.cuda_alias_enabled():
+        kind = accelerators.cuda_device_type()
+        if kind is not None:
+            return _device(f"{kind}:{accelerators.current_index()}")
+    return None
 
 
 def is_available() -> bool:
@@ -86,7 +96,16 @@ def set_device_index(index: Any) -> None:
     is a no-op, as torch's)."""
     if isinstance(index, int) and not isinstance(index, bool) and index < 0:
         return
-    set_default_device(_resolve(index))
+    target = _resolve(index)
+    if _aliased():
+        accelerators.set_current_index(target.index)  # what `cuda` names, as torch.cuda's
+    else:
+        set_default_device(target)
+
+
+def _aliased() -> bool:
+    """Whether the accelerator is the torch alias's (the default device left cpu)."""
+    return get_default_device().type == "cpu" and _current() is not None
 
 
 set_device_idx = set_device_index
@@ -99,7 +118,16 @@ def device_index(index: Any) -> Iterator[None]:
     if index is None:
         yield
         return
-    with _resolve(index):
+    target = _resolve(index)
+    if _aliased():
+        before = accelerators.current_index()
+        accelerators.set_current_index(target.index)
+        try:
+            yield
+        finally:
+            accelerators.set_current_index(before)
+        return
+    with target:
         yield
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..compiler import allow_in_graph, assume_constant_result, config, disable, is_compiling, reset
-from ..compiler.frontend import CompiledModule as OptimizedModule  # what compile(module) returns
+from . import eval_frame  # torch._dynamo.eval_frame, read as an attribute (libraries' isinstance)
+from .eval_frame import OptimizedModule  # what compile(module) returns
 
 __all__ = ["allow_in_graph", "assume_constant_result", "config", "disable", "is_compiling",
            "reset", "OptimizedModule", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "mark_static_address",

@@ -29,6 +29,9 @@ from torch._dynamo import OptimizedModule
 from torch.utils.data.dataloader import _BaseDataLoaderIter, _MultiProcessingDataLoaderIter
 from torch.utils._pytree import _get_node_type, SUPPORTED_NODES
 from torch.autograd.profiler import EventList, record_function, profile, emit_nvtx
+from torch.distributed.fsdp.fully_sharded_data_parallel import FullyShardedDataParallel
+from torch.distributed.algorithms.join import Join, Joinable, JoinHook
+from torch.nn.utils import clip_grads_with_norm_, get_total_norm
 R = torch.distributed.ReduceOp
 print(json.dumps({
     "keys": list(_IncompatibleKeys(["a"], ["b"])._fields),
@@ -42,6 +45,8 @@ print(json.dumps({
     "script": isinstance(torch.ScriptModule, type),
     "mode": issubclass(TorchFunctionMode, object),
     "reader": callable(torch.PyTorchFileReader),
+    "eval_frame": torch._dynamo.eval_frame.OptimizedModule is OptimizedModule,
+    "fsdp": isinstance(torch.nn.Linear(2, 2), FullyShardedDataParallel),
 }))
 """
 
@@ -144,3 +149,47 @@ def test_legacy_autograd_profiler():
     with pytest.raises(RuntimeError, match="NVTX"):
         with ap.emit_nvtx():
             pass
+
+
+def test_clip_grads_with_norm_matches_torch(device):
+    import numpy as np
+    g = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    pt = torch.nn.Parameter(torch.zeros(2, 3))
+    pt.grad = torch.tensor(g)
+    po = ot.nn.Parameter(ot.zeros(2, 3, device=device))
+    po.grad = ot.tensor(g, device=device)
+    nt = torch.nn.utils.get_total_norm([pt.grad], 3.0, foreach=None)
+    no = ot.nn.utils.get_total_norm([po.grad], 3.0, foreach=None)
+    torch.nn.utils.clip_grads_with_norm_([pt], 1.5, nt)
+    ot.nn.utils.clip_grads_with_norm_([po], 1.5, no)
+    np.testing.assert_allclose(po.grad.cpu().numpy(), pt.grad.numpy(), rtol=1e-6)
+    with pytest.warns(FutureWarning):
+        ot.nn.utils.clip_grad_norm([po], 1.0)
+
+
+def test_accelerator_agrees_with_cuda_under_the_alias(device, tmp_path):
+    """torch.cuda.is_available() implies torch.accelerator names the device (accelerate
+    picks its device through torch.accelerator); set_device_index moves what ``cuda``
+    names, not the default device."""
+    script = tmp_path / "acc.py"
+    script.write_text(
+        "import torch\n"
+        "acc = torch.accelerator.current_accelerator()\n"
+        "if torch.accelerator.is_available():\n    torch.accelerator.set_device_index(0)\n"
+        "print(torch.cuda.is_available(), torch.accelerator.is_available(), acc,\n"
+        "      torch.zeros(1).device.type,\n"
+        "      torch.zeros(1, device='cuda').device if torch.cuda.is_available() else None)\n")
+    import os
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OMNITENSOR_DEVICE", "OMNITENSOR_ACCELERATOR")}
+    if device != "cpu":
+        env["OMNITENSOR_ACCELERATOR"] = device
+    out = subprocess.run([sys.executable, "-m", "omnitensor.as_torch", str(script)],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    cuda, avail, acc, default, on_cuda = out.stdout.split()[-5:]
+    assert cuda == avail and default == "cpu"
+    if device == "cpu":
+        assert (cuda, acc) == ("False", "None")
+    else:
+        assert (cuda, acc, on_cuda) == ("True", str(ot.device(device)), str(ot.device(device)))

@@ -1,1 +1,2 @@
-"""``torch.distributed.algorithms``: DDP communication hooks (``ddp_comm_hooks``)."""
+"""``torch.distributed.algorithms``: DDP communication hooks (``ddp_comm_hooks``) and the
+uneven-inputs context manager (``join``)."""

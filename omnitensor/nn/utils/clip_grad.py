@@ -1,7 +1,9 @@
-"""Gradient clipping: ``clip_grad_norm_``, ``clip_grad_value_``, ``get_total_norm``."""
+"""Gradient clipping: ``clip_grad_norm_`` (= ``get_total_norm`` then
+``clip_grads_with_norm_``, as torch splits it), ``clip_grad_value_``."""
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Iterable
 
 from ...core.graph import no_grad_ctx
@@ -9,7 +11,8 @@ from ...core.ops.creation import tensor
 from ...core.ops.join import stack
 from ...core.tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm",
+           "clip_grads_with_norm_"]
 
 
 def _as_list(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
@@ -17,8 +20,9 @@ def _as_list(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
 
 
 def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
-                   error_if_nonfinite: bool = False) -> Tensor:
-    """The ``norm_type`` norm of all tensors together (as if concatenated)."""
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """The ``norm_type`` norm of all tensors together (as if concatenated); ``foreach``
+    (torch's choice of fused kernels) changes nothing here."""
     ts = _as_list(tensors)
     norm_type = float(norm_type)
     if not ts:
@@ -46,15 +50,33 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
     """Scale the gradients in place so that their total norm is at most ``max_norm``;
     returns the total norm before clipping (a 0-d tensor on the first gradient's device).
     The scale stays on the device (no host sync), as torch does."""
-    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
+    params = _as_list(parameters)
+    grads = [p.grad for p in params if p.grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    clip_grads_with_norm_(params, max_norm, total, foreach)
+    return total
+
+
+def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
+                          total_norm: Tensor, foreach: bool | None = None) -> None:
+    """Scale the gradients in place by ``max_norm / (total_norm + 1e-6)``, clamped to 1
+    (``total_norm`` computed by the caller, e.g. :func:`get_total_norm` across ranks)."""
+    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     if not grads:
-        return total
+        return
     with no_grad_ctx():
-        coef = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)
+        coef = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
         for g in grads:
             g.mul_(coef.to(g.device).to(g.dtype))
-    return total
+
+
+def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float,
+                   norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach: bool | None = None) -> Tensor:
+    """Deprecated name of :func:`clip_grad_norm_` (torch warns the same way)."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float,

@@ -149,30 +149,21 @@ def _batches(state: PowerSGDState, by_shape: dict) -> Iterator[Tensor]:
             yield from (t.unsqueeze(0) for t in group)
 
 
-def powerSGD_hook(state: PowerSGDState, bucket: GradBucket) -> Future:
-    """torch's ``powerSGD_hook``: average the bucket through rank-``r`` approximations of
-    its matrix-shaped gradients (see the module doc)."""
-    group = resolve_group(state.process_group)
-    world = group.size()
-    buf = bucket.buffer()
-    if state.iter < state.start_powerSGD_iter:
-        state.maybe_increase_iter(bucket)
-        return _allreduce_fut(group, buf)
-    index = bucket.index()
-    saved = None
-    if state.use_error_feedback:
-        if index in state.error_dict:
-            buf.add_(state.error_dict[index])
-        else:
-            state.error_dict[index] = zeros(buf.shape, dtype=buf.dtype, device=buf.device)
-        saved = buf.detach().clone()
-    compress, plain, p_size, q_size = _split(state, bucket.gradients())
-    plain_flat = (cat([t.reshape(-1) for t in plain]) if plain else
-                  zeros((0,), dtype=buf.dtype, device=buf.device))
-    randomize = not state.warm_start or index not in state.p_memory_dict
-    if randomize:
-        state.p_memory_dict[index] = zeros((p_size,), dtype=buf.dtype, device=buf.device)
-        state.q_memory_dict[index] = zeros((q_size,), dtype=buf.dtype, device=buf.device)
+def _error_feedback(state: PowerSGDState, index: int, buf: Tensor) -> Tensor | None:
+    """Add the bucket's error of the last step (torch's error feedback); return a copy of
+    the corrected buffer, from which the new error is measured after decompression."""
+    if not state.use_error_feedback:
+        return None
+    if index in state.error_dict:
+        buf.add_(state.error_dict[index])
+    else:
+        state.error_dict[index] = zeros(buf.shape, dtype=buf.dtype, device=buf.device)
+    return buf.detach().clone()
+
+
+def _factor_views(state: PowerSGDState, index: int, compress: list) -> tuple:
+    """The matrices to compress (batched by shape when asked) and their P and Q factors,
+    as views into the bucket's P and Q memories: ``(by_shape, mats, ps, qs)``."""
     by_shape: dict = defaultdict(list)
     for t in compress:
         by_shape[tuple(t.shape)].append(t)
@@ -185,14 +176,40 @@ def powerSGD_hook(state: PowerSGDState, bucket: GradBucket) -> Future:
         ps.append(state.p_memory_dict[index][p_at:p_at + b * n * r].view(b, n, r))
         qs.append(state.q_memory_dict[index][q_at:q_at + b * m * r].view(b, m, r))
         p_at, q_at = p_at + b * n * r, q_at + b * m * r
+    return by_shape, mats, ps, qs
+
+
+def _start_qs(state: PowerSGDState, qs: list, randomize: bool, buf: Tensor) -> None:
+    """Q's starting point, orthogonalized: random (from the state's seed, the same on
+    every rank) when not warm-starting, else last step's."""
     if randomize:
         seed = int(state.rng.randint(1_000_000_000))
         for q, start in zip(qs, _initial_qs([tuple(q.shape) for q in qs], seed, buf)):
             q.copy_(start)
-            _orthogonalize(q, state.orthogonalization_epsilon)
-    else:
-        for q in qs:
-            _orthogonalize(q, state.orthogonalization_epsilon)
+    for q in qs:
+        _orthogonalize(q, state.orthogonalization_epsilon)
+
+
+def powerSGD_hook(state: PowerSGDState, bucket: GradBucket) -> Future:
+    """torch's ``powerSGD_hook``: average the bucket through rank-``r`` approximations of
+    its matrix-shaped gradients (see the module doc)."""
+    group = resolve_group(state.process_group)
+    world = group.size()
+    buf = bucket.buffer()
+    if state.iter < state.start_powerSGD_iter:
+        state.maybe_increase_iter(bucket)
+        return _allreduce_fut(group, buf)
+    index = bucket.index()
+    saved = _error_feedback(state, index, buf)
+    compress, plain, p_size, q_size = _split(state, bucket.gradients())
+    plain_flat = (cat([t.reshape(-1) for t in plain]) if plain else
+                  zeros((0,), dtype=buf.dtype, device=buf.device))
+    randomize = not state.warm_start or index not in state.p_memory_dict
+    if randomize:
+        state.p_memory_dict[index] = zeros((p_size,), dtype=buf.dtype, device=buf.device)
+        state.q_memory_dict[index] = zeros((q_size,), dtype=buf.dtype, device=buf.device)
+    by_shape, mats, ps, qs = _factor_views(state, index, compress)
+    _start_qs(state, qs, randomize, buf)
     for t, q, p in zip(mats, qs, ps):
         p.copy_(bmm(t, q))
     work = all_reduce(plain_flat, group=group, async_op=True)

@@ -33,6 +33,7 @@ from .core.shape_util import as_shape as _as_shape, int_arg as _int_arg, no_none
 from .core.tensor import Tensor as _Tensor
 from .version import __version__, torch_api_version  # noqa: F401 - torch.__version__
 from . import torch_backends as backends  # noqa: F401 - torch.backends (not the adapters)
+from . import torch_config as __config__  # noqa: F401 - torch.__config__ (build settings)
 from . import torch_linalg as linalg  # noqa: F401 - torch.linalg (torch's solve rule)
 
 __path__: list[str] = []  # a package, so `import torch.nn` finds its parent (as_torch)

@@ -1,5 +1,6 @@
 """ATen private operators that torch's decompositions and FX graphs call often (the
-softmax pair with their backward formulas, ``_to_copy``, ``_unsafe_view``, ``index.Tensor``):
+softmax pair with their backward formulas, ``_to_copy``, ``_unsafe_view``, ``index.Tensor``,
+``alias``, ``_pin_memory``):
 each the public op it stands for, with the schema's arguments (see
 :mod:`omnitensor.aten.kernels`)."""
 from __future__ import annotations
@@ -11,7 +12,7 @@ from ..core.tensor import Tensor
 from .kernels import kernel
 
 __all__ = ["softmax_", "log_softmax_", "log_softmax_backward_data", "to_copy", "unsafe_view",
-           "index"]
+           "index", "alias", "pin_memory_"]
 
 
 @kernel("_softmax")
@@ -56,3 +57,15 @@ def unsafe_view(self: Tensor, size: Sequence[int]) -> Tensor:
 def index(self: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
     """``self[indices]``, a None index taking its whole dimension."""
     return self[tuple(slice(None) if i is None else i for i in indices)]
+
+
+@kernel("alias")
+def alias(self: Tensor) -> Tensor:
+    """A view of all of ``self`` (same storage, same shape)."""
+    return self.view(list(self.shape))
+
+
+@kernel("_pin_memory")
+def pin_memory_(self: Tensor, device: Any = None) -> Tensor:
+    """``self.pin_memory(device)``: a copy in page-locked host memory."""
+    return self.pin_memory(device) if device is not None else self.pin_memory()

@@ -236,8 +236,9 @@ class _KeyedContainer(Module):
         return self._store().values()
 
     def update(self, entries: Any) -> None:
-        """Add or replace entries from a mapping or ``(key, value)`` pairs."""
-        if isinstance(entries, Mapping):
+        """Add or replace entries from a mapping, another ModuleDict/ParameterDict (not
+        Mappings, but read as ones, as torch's) or ``(key, value)`` pairs."""
+        if isinstance(entries, (Mapping, _KeyedContainer)):
             for key, value in entries.items():
                 self[key] = value
             return

@@ -193,3 +193,28 @@ def test_accelerator_agrees_with_cuda_under_the_alias(device, tmp_path):
         assert (cuda, acc) == ("False", "None")
     else:
         assert (cuda, acc, on_cuda) == ("True", str(ot.device(device)), str(ot.device(device)))
+
+
+def test_module_dict_update_reads_another_container_as_torch():
+    for lib in (torch, ot):
+        d = lib.nn.ModuleDict({"a": lib.nn.ReLU()})
+        d.update(lib.nn.ModuleDict({"b": lib.nn.Tanh(), "a": lib.nn.Identity()}))
+        assert list(d.keys()) == ["a", "b"] and type(d["a"]).__name__ == "Identity"
+        p = lib.nn.ParameterDict({"x": lib.nn.Parameter(lib.zeros(1))})
+        p.update(lib.nn.ParameterDict({"y": lib.nn.Parameter(lib.ones(2))}))
+        assert list(p.keys()) == ["x", "y"]
+
+
+def test_config_and_aten_alias_answer_as_torch(device):
+    import omnitensor.torch_face as face
+    assert "Build settings" in face.__config__.show() and "USE_MKL=OFF" in face.__config__.show()
+    assert face.__config__.parallel_info().splitlines()[0] == \
+        torch.__config__.parallel_info().splitlines()[0]
+    x = ot.arange(6.0, device=device).reshape(2, 3)
+    a = face.ops.aten.alias.default(x)
+    t = torch.arange(6.0).reshape(2, 3)
+    ta = torch.ops.aten.alias.default(t)
+    assert a.tolist() == ta.tolist() and a.shape == x.shape
+    a[0, 0] = 7.0
+    ta[0, 0] = 7.0
+    assert x.tolist() == t.tolist()  # a view: writes reach the original, as torch's

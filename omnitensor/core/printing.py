@@ -72,11 +72,12 @@ def _special(v: Any) -> str | None:
     return None
 
 
-def _format_array(arr: np.ndarray) -> str:
+def _format_array(arr: np.ndarray, prefix: str = "tensor(") -> str:
+    """The data part of a repr; continuation lines are indented by ``len(prefix)``."""
     threshold = _OPTIONS["threshold"]
     summarize = arr.size > threshold
     kind = arr.dtype.kind
-    opts: dict[str, Any] = {"separator": ", ", "prefix": "tensor(", "threshold": int(threshold)
+    opts: dict[str, Any] = {"separator": ", ", "prefix": prefix, "threshold": int(threshold)
                             if summarize else arr.size + 1,
                             "edgeitems": int(_OPTIONS["edgeitems"]),
                             "max_line_width": int(_OPTIONS["linewidth"])}
@@ -97,11 +98,24 @@ def _format_array(arr: np.ndarray) -> str:
     return np.array2string(arr, **opts)
 
 
-def tensor_repr(t: Any) -> str:
+def _host_values(t: Any) -> np.ndarray:
     from .tensor import host_array  # printing is imported by tensor.py
     arr = host_array(t)
     if t._dtype.compute is not t._dtype:  # bfloat16: formatted as its (exact) float32
         arr = arr.astype(t._dtype.compute.np)
+    return arr
+
+
+def tensor_str(t: Any, indent: int = 0) -> str:
+    """torch's ``_tensor_str``: the data part of ``repr(t)`` alone (``[[1., 2.], ...]``),
+    continuation lines indented by ``indent`` spaces."""
+    if t.numel() == 0:
+        return "[]"
+    return _format_array(_host_values(t), " " * indent)
+
+
+def tensor_repr(t: Any) -> str:
+    arr = _host_values(t)
     extras = []
     if t._device.type != "cpu":
         extras.append(f"device='{t._device}'")

@@ -78,3 +78,18 @@ def is_scripting() -> bool:
     """False: code never runs as compiled TorchScript here (``script`` captures the Python
     call, so eager-only branches are the ones that run)."""
     return False
+
+
+#: ``_overload``'s declarations by qualified name (torch's ``_overloaded_fns``)
+_overloaded_fns: dict[str, list] = {}
+
+
+def _overload(func: Callable) -> Callable:
+    """torch.jit's ``@_overload``: records a typed declaration for TorchScript and returns
+    it unchanged (in eager Python the undecorated definition that follows replaces it)."""
+    name = f"{getattr(func, '__module__', '')}.{getattr(func, '__qualname__', func)}"
+    _overloaded_fns.setdefault(name, []).append(func)
+    return func
+
+
+_overload_method = _overload  # the same, for methods

@@ -218,3 +218,26 @@ def test_config_and_aten_alias_answer_as_torch(device):
     a[0, 0] = 7.0
     ta[0, 0] = 7.0
     assert x.tolist() == t.tolist()  # a view: writes reach the original, as torch's
+
+
+def test_tensor_str_and_jit_overload_answer_as_torch(tmp_path):
+    script = tmp_path / "ts.py"
+    script.write_text(
+        "import torch\n"
+        "from torch._tensor_str import PRINT_OPTS, _tensor_str\n"
+        "from torch.jit import _overload\n"
+        "@_overload\n"
+        "def f(x: int) -> int: ...\n"
+        "def f(x):\n"
+        "    return x + 1\n"
+        "x = torch.arange(12.).reshape(3, 4) / 3\n"
+        "print(PRINT_OPTS.threshold, PRINT_OPTS.precision, PRINT_OPTS.edgeitems, f(1))\n"
+        "print(_tensor_str(x, 4))\n"
+        "print(_tensor_str(torch.tensor([[1, 2], [3, 4]]), 0))\n")
+
+    def run(*pre):
+        out = subprocess.run([sys.executable, *pre, str(script)], capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return out.stdout
+    assert run("-m", "omnitensor.as_torch") == run()

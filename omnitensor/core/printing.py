@@ -52,14 +52,18 @@ def _float_formatter(values: np.ndarray) -> Any:
     all_int = bool(np.all(finite == np.round(finite)))
     amax = float(absvals.max()) if absvals.size else 0.0
     amin = float(nonzero.min()) if nonzero.size else 0.0
-    if all_int and amax < 1e8 and not _OPTIONS["sci_mode"]:
-        width = max(len(f"{v:.0f}") for v in finite.astype(np.float64)) + 1
-        return lambda v: _special(v) or f"{v:.0f}.".rjust(width)
+    # torch's _Formatter: scientific past a 1000x spread or 1e8 (or below 1e-4 unless every
+    # value is an integer), unless sci_mode forces either way
     sci = _OPTIONS["sci_mode"]
     if sci is None:
-        sci = amax >= 1e8 or (amin and amin < 1e-4) or (amin and amax / amin > 1000)
+        sci = bool(amax > 1e8 or (amin and amax / amin > 1000) or
+                   (not all_int and amin and amin < 1e-4))
+    if all_int and not sci:
+        width = max(len(f"{v:.0f}") for v in finite.astype(np.float64)) + 1
+        return lambda v: _special(v) or f"{v:.0f}.".rjust(width)
     if sci:
-        return lambda v: _special(v) or f"{v:.{p}e}"
+        width = max(len(f"{v:.{p}e}") for v in finite.astype(np.float64))
+        return lambda v: _special(v) or f"{v:.{p}e}".rjust(width)
     width = max(len(f"{v:.{p}f}") for v in finite.astype(np.float64))
     return lambda v: _special(v) or f"{v:.{p}f}".rjust(width)
 
@@ -80,12 +84,15 @@ def _format_array(arr: np.ndarray, prefix: str = "tensor(") -> str:
     opts: dict[str, Any] = {"separator": ", ", "prefix": prefix, "threshold": int(threshold)
                             if summarize else arr.size + 1,
                             "edgeitems": int(_OPTIONS["edgeitems"]),
-                            "max_line_width": int(_OPTIONS["linewidth"])}
+                            # NumPy keeps a column for the closing bracket; torch does not
+                            "max_line_width": int(_OPTIONS["linewidth"]) + 1}
+    # torch chooses the format from the values it prints (the edges of a summarized tensor)
+    shown = _edges(arr, int(_OPTIONS["edgeitems"])) if summarize else arr
     if kind == "f":
-        fmt = _float_formatter(arr.astype(np.float64) if arr.dtype == np.float16 else arr)
+        fmt = _float_formatter(shown.astype(np.float64) if arr.dtype == np.float16 else shown)
         opts["formatter"] = {"float_kind": fmt}
     elif kind == "c":
-        re = _float_formatter(np.concatenate([arr.real.ravel(), arr.imag.ravel()]))
+        re = _float_formatter(np.concatenate([shown.real.ravel(), shown.imag.ravel()]))
         opts["formatter"] = {"complex_kind": lambda v: f"{re(v.real).strip()}"
                              f"{'+' if v.imag >= 0 or np.isnan(v.imag) else '-'}"
                              f"{re(abs(v.imag)).strip()}j"}
@@ -95,7 +102,18 @@ def _format_array(arr: np.ndarray, prefix: str = "tensor(") -> str:
         fmts = opts.get("formatter", {})
         f = fmts.get("float_kind") or fmts.get("complex_kind") or fmts.get("bool")
         return (f(arr.item()).strip() if f else str(arr.item()))
-    return np.array2string(arr, **opts)
+    text = np.array2string(arr, **opts)
+    # torch's summary mark is the element " ...": two spaces after the comma, as NumPy's one
+    return text.replace(", ...,", ",  ...,") if summarize else text
+
+
+def _edges(arr: np.ndarray, edge: int) -> np.ndarray:
+    """The first and last ``edge`` entries along every longer axis (what a summary shows)."""
+    for axis, n in enumerate(arr.shape):
+        if n > 2 * edge:
+            idx = np.r_[0:edge, n - edge:n]
+            arr = np.take(arr, idx, axis=axis)
+    return arr
 
 
 def _host_values(t: Any) -> np.ndarray:
@@ -136,4 +154,19 @@ def tensor_repr(t: Any) -> str:
             extras.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         extras.append("requires_grad=True")
-    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+    return _add_suffixes("tensor(" + body, extras, len("tensor("))
+
+
+def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
+    """torch's ``_add_suffixes``: each suffix after ", ", or on a line of its own when the
+    last line would pass the line width (torch's measure of that line, kept as it is)."""
+    parts = [text]
+    last_line_len = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_len + len(suffix) + 2 > _OPTIONS["linewidth"]:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    return "".join(parts) + ")"

@@ -213,6 +213,18 @@ def _n_to_prune(amount: Any, size: int) -> int:
     return round(amount * size)
 
 
+def _zero_extremes(default_mask: Tensor, scores: Tensor, amount: Any,
+                   largest: bool) -> Tensor:
+    """``default_mask`` with the entries of the ``amount`` largest (or smallest) scores
+    zeroed, as torch's unstructured methods pick them (``topk`` of the flat scores)."""
+    k = _n_to_prune(amount, scores.numel())
+    mask = default_mask.clone()
+    if k:
+        idx = _ot().topk(scores.reshape(-1), k=k, largest=largest).indices
+        mask.view(-1)[idx] = 0
+    return mask
+
+
 class RandomUnstructured(BasePruningMethod):
     """Prunes ``amount`` entries chosen at random."""
 
@@ -221,12 +233,7 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        k = _n_to_prune(self.amount, t.numel())
-        mask = default_mask.clone()
-        if k:
-            idx = _ot().topk(_ot().rand_like(t).reshape(-1), k=k).indices
-            mask.view(-1)[idx] = 0
-        return mask
+        return _zero_extremes(default_mask, _ot().rand_like(t), self.amount, largest=True)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: Any) -> "BasePruningMethod":  # type: ignore[override]
@@ -241,12 +248,7 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        k = _n_to_prune(self.amount, t.numel())
-        mask = default_mask.clone()
-        if k:
-            idx = _ot().topk(t.abs().reshape(-1), k=k, largest=False).indices
-            mask.view(-1)[idx] = 0
-        return mask
+        return _zero_extremes(default_mask, t.abs(), self.amount, largest=False)
 
     @classmethod
     def apply(cls, module: Module, name: str, amount: Any,  # type: ignore[override]

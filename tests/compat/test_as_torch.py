@@ -47,6 +47,14 @@ def _run(cmd, tmp_path):
                           timeout=300, env=env, cwd=tmp_path)
 
 
+def _prints_ok(code):
+    """Run ``code`` in a fresh interpreter; it must succeed and print ``ok``."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
 def test_module_runner(tmp_path):
     out = _run([sys.executable, "-m", "omnitensor.as_torch"], tmp_path)
     assert out.returncode == 0, out.stderr
@@ -67,10 +75,7 @@ def test_install_in_process_and_uninstall():
             "a.uninstall()\n"
             "assert 'torch' not in sys.modules and 'torch.nn' not in sys.modules\n"
             "print('ok')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok"
+    _prints_ok(code)
 
 
 def test_runner_usage_errors(tmp_path):
@@ -120,7 +125,4 @@ def test_torch_linalg_is_the_torch_faces():
             "assert L.solve(A, B).shape == (3, 3)\n"
             "assert omnitensor.linalg.solve(A, B).shape == (3, 3, 3)\n"
             "print('ok')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok"
+    _prints_ok(code)

@@ -3,8 +3,6 @@ approximate)``, ``hardtanh_backward``...), which FX backward graphs call: one ru
 vector-Jacobian product of the public activation at ``self`` (autograd's own backward
 formula, taken with ``create_graph`` so the kernel differentiates again), and the two whose
 schemas take the forward's output (``sigmoid_backward``, ``tanh_backward``) by formula.
-(``hardsigmoid_backward``/``hardswish_backward`` wait for F.hardsigmoid's and F.hardswish's
-gradients to take torch's values at +-3.)
 """
 from __future__ import annotations
 
@@ -25,6 +23,8 @@ VJP_FORWARDS: dict[str, Callable[..., Tensor]] = {
     "hardtanh_backward": F.hardtanh,
     "softplus_backward": F.softplus,
     "mish_backward": F.mish,
+    "hardsigmoid_backward": F.hardsigmoid,
+    "hardswish_backward": F.hardswish,
 }
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import omnitensor as _ot
-from ..autograd import no_grad
 from ..core.tensor import Tensor
 from ..nn import functional as F
 from .kernels import kernel
@@ -16,47 +15,24 @@ __all__ = ["native_batch_norm_legit", "batch_norm_with_update", "layer_norm", "g
 _LOW = ("float16", "bfloat16")
 
 
-def _per_channel(t: Tensor, ndim: int) -> Tensor:
-    return t.reshape((1, -1) + (1,) * (ndim - 2))
-
-
 def _batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,  # noqa: A002
                 running_mean: Tensor | None, running_var: Tensor | None, training: bool,
                 momentum: float, eps: float) -> tuple[Tensor, Tensor, Tensor]:
-    """(output, the batch's mean, its 1/sqrt(var + eps)): the statistics over every
-    dimension but the channels (1), the running ones updated in place when training;
-    in evaluation the running statistics normalize and the saved ones are empty."""
+    """(output, the batch's mean, its 1/sqrt(var + eps)): ``F.batch_norm``'s output and
+    running-statistics update, with the saved statistics ATen returns besides (empty in
+    evaluation, where the running statistics normalize)."""
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError("_native_batch_norm_legit: running_mean and running_var "
+                           "must be defined in evaluation mode")
+    y = F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
     stats_dtype = running_mean.dtype if running_mean is not None else input.dtype
-    x = input.float() if input.dtype.name in _LOW else input
-    dims = tuple(d for d in range(input.ndim) if d != 1)
-    if training:
-        mean = x.mean(dims)
-        var = x.var(dims, correction=0)
-        if running_mean is not None and running_var is not None:
-            n = input.numel() // input.shape[1]
-            with no_grad():
-                running_mean.mul_(1 - momentum).add_(mean.detach().to(running_mean.dtype)
-                                                     * momentum)
-                unbiased = var.detach() * (n / max(n - 1, 1))
-                running_var.mul_(1 - momentum).add_(unbiased.to(running_var.dtype)
-                                                    * momentum)
-        rstd = (var + eps).rsqrt()
-        centre, scale = mean, rstd
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("_native_batch_norm_legit: running_mean and running_var "
-                               "must be defined in evaluation mode")
-        centre = running_mean.to(x.dtype)
-        scale = (running_var.to(x.dtype) + eps).rsqrt()
-    y = (x - _per_channel(centre, x.ndim)) * _per_channel(scale, x.ndim)
-    if weight is not None:
-        y = y * _per_channel(weight.to(x.dtype), x.ndim)
-    if bias is not None:
-        y = y + _per_channel(bias.to(x.dtype), x.ndim)
-    y = y.to(input.dtype)
     if not training:
         empty = _ot.empty((0,), dtype=stats_dtype, device=input.device)
         return y, empty, empty.clone()
+    x = input.float() if input.dtype.name in _LOW else input
+    dims = tuple(d for d in range(input.ndim) if d != 1)
+    mean = x.mean(dims)
+    rstd = (x.var(dims, correction=0) + eps).rsqrt()
     return y, mean.to(stats_dtype), rstd.to(stats_dtype)
 
 

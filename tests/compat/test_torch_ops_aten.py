@@ -317,13 +317,14 @@ def test_submodule_spellings_and_cudnn_switches(device):
 ACTIVATION_BACKWARD = [("threshold_backward", (0.5,), {}), ("gelu_backward", (), {}),
                        ("gelu_backward", (), {"approximate": "tanh"}),
                        ("silu_backward", (), {}), ("hardtanh_backward", (-0.5, 0.75), {}),
-                       ("softplus_backward", (2.0, 3.0), {}), ("mish_backward", (), {})]
+                       ("softplus_backward", (2.0, 3.0), {}), ("mish_backward", (), {}),
+                       ("hardsigmoid_backward", (), {}), ("hardswish_backward", (), {})]
 
 
 @pytest.mark.parametrize("name,args,kwargs", ACTIVATION_BACKWARD,
                          ids=[f"{c[0]}{len(c[2])}" for c in ACTIVATION_BACKWARD])
 def test_activation_backward_kernels(device, name, args, kwargs):
-    """Values at the kinks too (the threshold, hardtanh's bounds)."""
+    """Values at the kinks too (the threshold, hardtanh's bounds, the hard ones' +-3)."""
     x = np.concatenate([RNG.standard_normal(30) * 3,
                         [0.0, 0.5, -0.5, 0.75, 3.0, -3.0, 1.5]]).astype(np.float32)
     g = RNG.standard_normal(x.shape).astype(np.float32)

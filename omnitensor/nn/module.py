@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator
 
 from ..core import dtypes as _dt
 from ..core.device import Device
+from ..core.ops.conversion import parse_to as _core_parse_to
 from ..core.graph import is_grad_enabled, no_grad_ctx
 from ..core.tensor import Tensor
 from ..core.hooks import RemovableHandle
@@ -39,31 +40,10 @@ def _addindent(s: str, n: int) -> str:
 
 
 def parse_to(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool, Any]:
-    """``(device, dtype, non_blocking, memory_format)`` from ``to``'s arguments: ``to(device)``,
-    ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)`` or keywords (torch's
-    ``torch._C._nn._parse_to``; the device a :class:`Device`, absent parts None)."""
-    device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
-    non_blocking = bool(kwargs.pop("non_blocking", False))
-    memory_format = kwargs.pop("memory_format", None)
-    kwargs.pop("copy", None)
-    if kwargs:
-        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-    for a in args:
-        if isinstance(a, Tensor):
-            device, dtype = a.device, a.dtype
-        elif isinstance(a, Device):
-            device = a
-        elif isinstance(a, str):
-            try:
-                dtype = _dt.as_dtype(a)
-            except _dt.DTypeError:
-                device = a
-        elif isinstance(a, bool):
-            non_blocking = a
-        elif isinstance(a, int):
-            device = a
-        elif a is not None:
-            dtype = a
+    """``(device, dtype, non_blocking, memory_format)`` from ``to``'s arguments (torch's
+    ``torch._C._nn._parse_to``: core's ``parse_to`` forms, the device a :class:`Device`,
+    the dtype a DType, absent parts None)."""
+    device, dtype, non_blocking, _, memory_format = _core_parse_to(*args, **kwargs)
     if device is not None and not isinstance(device, Device):
         device = Device(device)
     return device, None if dtype is None else _dt.as_dtype(dtype), non_blocking, memory_format

@@ -60,12 +60,12 @@ def _move_backward(node: Any, g: Tensor) -> tuple:
     return (_move(g, node.src_device),)
 
 
-def to(x: Tensor, *args: Any, device: Any = None, dtype: Any = None, non_blocking: bool = False,
-       copy: bool = False, memory_format: Any = None) -> Tensor:
-    """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(other)``: a tensor on
-    that device with that dtype (x itself when nothing changes, unless ``copy``). torch's
-    positional forms ``to(device, dtype, non_blocking, copy)`` and ``to(dtype,
-    non_blocking, copy)`` are accepted: the bools after the device/dtype are those two."""
+def parse_to(*args: Any, device: Any = None, dtype: Any = None, non_blocking: bool = False,
+             copy: bool = False, memory_format: Any = None) -> tuple[Any, Any, bool, bool, Any]:
+    """``(device, dtype, non_blocking, copy, memory_format)`` from ``to``'s arguments, as
+    given (absent parts None): ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
+    ``to(other)``, keywords, and torch's positional ``to(device, dtype, non_blocking,
+    copy)`` / ``to(dtype, non_blocking, copy)`` (the bools after the device/dtype)."""
     flags = []
     for a in args:
         if isinstance(a, bool):
@@ -78,8 +78,22 @@ def to(x: Tensor, *args: Any, device: Any = None, dtype: Any = None, non_blockin
             dtype = a
     if len(flags) > 2:
         raise TypeError("to(): expected at most two bool arguments (non_blocking, copy)")
+    if flags:
+        non_blocking = flags[0]
     if len(flags) == 2:
         copy = flags[1]
+    return device, dtype, bool(non_blocking), bool(copy), memory_format
+
+
+def to(x: Tensor, *args: Any, device: Any = None, dtype: Any = None, non_blocking: bool = False,
+       copy: bool = False, memory_format: Any = None) -> Tensor:
+    """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(other)``: a tensor on
+    that device with that dtype (x itself when nothing changes, unless ``copy``). torch's
+    positional forms ``to(device, dtype, non_blocking, copy)`` and ``to(dtype,
+    non_blocking, copy)`` are accepted: the bools after the device/dtype are those two."""
+    device, dtype, _, copy, _ = parse_to(*args, device=device, dtype=dtype,
+                                         non_blocking=non_blocking, copy=copy,
+                                         memory_format=memory_format)
     out = x
     if device is not None:
         out = _move(out, resolve_device(device))

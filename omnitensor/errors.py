@@ -52,6 +52,14 @@ class BackendError(OmnitensorError, RuntimeError):
     backend, and keeps the library's own message."""
 
 
+class IntegerDivisionByZeroError(OmnitensorError, RuntimeError):
+    """An integer ``floor_divide``/``remainder`` (so ``//``, ``%``, ``fmod``,
+    ``div(rounding_mode=...)`` and their in-place forms) met a zero divisor. torch raises
+    ``RuntimeError("ZeroDivisionError")`` here, so the message is the same; NumPy and the
+    device libraries would give 0 or garbage. A float divisor of 0 gives inf or NaN instead:
+    cast the dividend to a float dtype for that."""
+
+
 def mismatch_message(op: str, a: object, b: object) -> str:
     return (f"{op}: expected all tensors on the same device, got {a} and {b}. "
             f"omnitensor never moves data implicitly: call .to('{a}') (or .to('{b}')) "

@@ -440,3 +440,96 @@ def test_cat_of_only_legacy_empty_tensors_takes_any_dim(device, shapes, dim):
     the dim's range (its type it does)."""
     _like_torch(lambda m, d: m.cat([m.zeros(s, device=d) for s in shapes], dim), device,
                 same_message=False)
+
+
+# --------------------------------------- issue 32: integer division by zero (one rule, core)
+ZERO_DIVISION = [
+    ("floor_divide", lambda m, a, z: m.floor_divide(a, z)),
+    ("floordiv_op", lambda m, a, z: a // z), ("rfloordiv", lambda m, a, z: 5 // z),
+    ("floordiv_scalar", lambda m, a, z: a // 0), ("remainder", lambda m, a, z: m.remainder(a, z)),
+    ("mod_op", lambda m, a, z: a % z), ("rmod", lambda m, a, z: 5 % z),
+    ("mod_scalar", lambda m, a, z: a % 0), ("remainder_scalar_first", lambda m, a, z:
+                                            m.remainder(5, z)),
+    ("fmod", lambda m, a, z: m.fmod(a, z)), ("fmod_scalar", lambda m, a, z: a.fmod(0)),
+    ("div_floor", lambda m, a, z: m.div(a, z, rounding_mode="floor")),
+    ("div_trunc", lambda m, a, z: m.div(a, z, rounding_mode="trunc")),
+    ("div_trunc_scalar", lambda m, a, z: a.div(0, rounding_mode="trunc")),
+    ("div_trunc_scalar_first", lambda m, a, z: m.div(5, z, rounding_mode="trunc")),
+    ("zero_dim_divisor", lambda m, a, z: a // m.tensor(0, device=a.device)),
+    ("floor_divide_", lambda m, a, z: a.clone().floor_divide_(z)),
+    ("ifloordiv_scalar", lambda m, a, z: a.clone().__ifloordiv__(0)),
+    ("remainder_", lambda m, a, z: a.clone().remainder_(z)),
+    ("imod", lambda m, a, z: a.clone().__imod__(z)),
+    ("fmod_", lambda m, a, z: a.clone().fmod_(z)),
+    ("div_floor_", lambda m, a, z: a.clone().div_(z, rounding_mode="floor")),
+    ("div_trunc_", lambda m, a, z: a.clone().div_(0, rounding_mode="trunc")),
+    ("uint8", lambda m, a, z: a.abs().to(m.uint8) // z.to(m.uint8)),
+    ("int8_mod", lambda m, a, z: a.to(m.int8) % z.to(m.int8)),
+    ("int32_fmod", lambda m, a, z: m.fmod(a.to(m.int32), z.to(m.int32))),
+    ("int16_trunc", lambda m, a, z: m.div(a.to(m.int16), z.to(m.int16), rounding_mode="trunc")),
+    ("bool_divisor", lambda m, a, z: a // (z != 0)),
+    ("bool_by_zero", lambda m, a, z: (a > 0) // 0),
+    ("mixed_int_dtypes", lambda m, a, z: a.to(m.int32) // z),
+]
+
+
+@pytest.mark.parametrize("name,call", ZERO_DIVISION, ids=[c[0] for c in ZERO_DIVISION])
+def test_integer_division_by_zero_raises_like_torch(device, name, call):
+    """torch raises RuntimeError("ZeroDivisionError") for an integer zero divisor, tensor or
+    scalar, in every division form; omnitensor gave 0 (NumPy's value) or garbage."""
+    def args(m, d):
+        return m.tensor([5, -7, 3], device=d), m.tensor([1, 0, 2], device=d)
+    with pytest.raises(RuntimeError) as want:
+        call(torch, *args(torch, "cpu"))
+    with pytest.raises(RuntimeError) as got:
+        call(otorch, *args(otorch, device))
+    assert str(got.value) == str(want.value)
+
+
+NONZERO_DIVISION = [
+    ("floor_divide", lambda m, a, b: m.floor_divide(a, b)),
+    ("remainder", lambda m, a, b: m.remainder(a, b)), ("fmod", lambda m, a, b: m.fmod(a, b)),
+    ("div_trunc", lambda m, a, b: m.div(a, b, rounding_mode="trunc")),
+    ("div_trunc_scalar", lambda m, a, b: m.div(a, 3, rounding_mode="trunc")),
+    ("div_trunc_scalar_first", lambda m, a, b: m.div(-(2 ** 40) - 1, b, rounding_mode="trunc")),
+    ("div_trunc_", lambda m, a, b: a.clone().div_(b, rounding_mode="trunc")),
+    ("div_trunc_int32", lambda m, a, b: m.div(a.to(m.int32), b.to(m.int32),
+                                              rounding_mode="trunc")),
+    ("div_trunc_uint8", lambda m, a, b: m.div(a.to(m.uint8), b.abs().to(m.uint8),
+                                              rounding_mode="trunc")),
+    ("float_divisor_zero", lambda m, a, b: a // (b * 0.0)),
+    ("float_mod_zero", lambda m, a, b: a % 0.0),
+    ("empty_by_zero", lambda m, a, b: a[:0] // 0),
+    ("empty_by_zero_tensor", lambda m, a, b: a[:0] % (b * 0)[:0]),
+]
+
+
+@pytest.mark.parametrize("name,call", NONZERO_DIVISION, ids=[c[0] for c in NONZERO_DIVISION])
+def test_integer_division_values_are_torchs(device, name, call):
+    """Where torch divides, the values are its own: truncating division of integers is
+    exact (it went through a float32 quotient: 2**62+1 // 3 lost its low bits), a float
+    zero divisor gives inf/NaN and an empty result raises nothing."""
+    vals = [2 ** 62 + 1, -(2 ** 62) - 3, 7, -7, -8, 8, 0, 2 ** 31 - 5]
+    divs = [3, 7, -2, 2, -3, 3, 5, -9]
+
+    def args(m, d):
+        return m.tensor(vals, device=d), m.tensor(divs, device=d)
+    want = call(torch, *args(torch, "cpu"))
+    got = call(otorch, *args(otorch, device))
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+def test_a_compiled_integer_division_checks_its_divisor_on_every_call(device):
+    """The divisor check is a check node of the captured graph, not baked into it: a
+    compiled (or traced) function raises torch's error once a later call divides by 0."""
+    a = ot.tensor([5, -7, 3], device=device)
+    f = ot.compile(lambda x, y: x // y + x % y)
+    ok = f(a, ot.tensor([1, 2, 3], device=device))
+    np.testing.assert_array_equal(ok.cpu().numpy(), [5, -3, 1])
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        f(a, ot.tensor([1, 0, 3], device=device))
+    traced = ot.jit.trace(lambda x, y: x.remainder_(y), (a.clone(), ot.tensor([2, 2, 2],
+                                                                               device=device)))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        traced(a.clone(), ot.tensor([2, 0, 2], device=device))

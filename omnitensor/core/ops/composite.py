@@ -23,12 +23,24 @@ def divide(x1: Any, x2: Any, /, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode == "floor":
         return floor_divide(x1, x2)
     if rounding_mode == "trunc":
-        q = _binary(BINARY_OPS["divide"], x1, x2)
         dtype = _dt.result_type(x1, x2)
+        if dtype.kind in "iu":
+            return _integer_trunc_divide(x1, x2)
+        q = _binary(BINARY_OPS["divide"], x1, x2)
         q = q.trunc()
         return q if dtype.kind in "fc" else q.to(dtype)
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                      f"found {rounding_mode!r}")
+
+
+def _integer_trunc_divide(x1: Any, x2: Any) -> Tensor:
+    """Integer division rounded toward zero, exact (a float quotient loses int64's low bits):
+    the floor quotient (which refuses a zero divisor, as torch), one up where the division
+    is inexact and the quotient negative."""
+    q = floor_divide(x1, x2)
+    r = x1 - q * x2  # the floor remainder: 0 or of the divisor's sign
+    sign_a = x1 if isinstance(x1, Tensor) else q * 0 + x1
+    return where((r != 0) & ((r < 0) != (sign_a < 0)), q + 1, q)
 
 
 @via_compute  # bfloat16: the whole formula in float32, rounded once

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ...errors import (BackendError, DeviceMismatchError, OmnitensorError, ShapeError,
-                       mismatch_message)
+from ...errors import (BackendError, DeviceMismatchError, IntegerDivisionByZeroError,
+                       OmnitensorError, ShapeError, mismatch_message)
+from .. import capture_hooks
 from .. import dtypes as _dt
 from .. import oom as _oom
 from ..grad_mode import INFERENCE_ACTIVE
@@ -77,12 +78,12 @@ class BinaryOp:
     """One elementwise op of two operands (tensors or weak Python scalars)."""
 
     __slots__ = ("name", "rule", "grad", "save", "save_names", "save_when", "prim", "forward",
-                 "node_name", "_cache")
+                 "node_name", "divides", "_cache")
 
     def __init__(self, name: str, rule: Callable, grad: Callable | None = None,
                  save: str = "", prim: str | None = None,
                  save_when: dict[str, str] | None = None,
-                 forward: Callable | None = None) -> None:
+                 forward: Callable | None = None, divides: bool = False) -> None:
         self.name = name
         self.rule = rule
         self.grad = grad          # grad(g, a, b, out) -> (ga, gb); unsaved operands are None
@@ -94,6 +95,8 @@ class BinaryOp:
         self.prim = prim or name
         self.forward = forward    # forward(backend, a, b, compute_dtype) when not a primitive
         self.node_name = _node_name(name)
+        # b is a divisor: an integer zero raises (``_check_divisor``) before anything runs
+        self.divides = divides
         self._cache: dict = {}
 
     def resolve(self, a: _dt.DType, b: _dt.DType) -> tuple[_dt.DType, _dt.DType]:
@@ -206,6 +209,8 @@ def _binary(op: BinaryOp, a: Any, b: Any) -> Tensor:
         da = a._dtype
         db = b._dtype
         cd, od = op._cache.get((da, db)) or op.resolve(da, db)
+        if op.divides and cd.kind in "iu":
+            _check_divisor(a, b)
         be = dev.backend
         try:
             ad = a._data
@@ -261,6 +266,8 @@ def _binary_general(op: BinaryOp, a: Any, b: Any) -> Tensor:
                 _dt.bool_ if b.__class__ is bool else b._dtype)
     dev, da, db, a, b = _operands(op.name, a, b)
     cd, od = op._cache.get((da, db)) or op.resolve(da, db)
+    if op.divides and cd.kind in "iu":
+        _check_divisor(a, b)
     be = dev.backend
     try:
         ad = _operand_data(a, da, cd, be)
@@ -288,6 +295,26 @@ def _binary_general(op: BinaryOp, a: Any, b: Any) -> Tensor:
             getattr(a, "requires_grad", False) or getattr(b, "requires_grad", False)):
         _record_binary(op, a, b, out)
     return out
+
+
+# torch's own message (``RuntimeError: ZeroDivisionError``); a compiled graph's check node
+# raises RuntimeError with it too
+_ZERO_DIVISION = "ZeroDivisionError"
+
+
+def _check_divisor(a: Any, b: Any) -> None:
+    """torch's rule for integer division (``floor_divide``/``remainder`` rows, so ``//``,
+    ``%``, ``fmod``, ``div(rounding_mode=...)`` and the in-place forms, on every backend):
+    a zero divisor raises, unless the result is empty. A scalar is checked on the host; a
+    tensor costs one device reduction (a validation read: a check node under a capture)."""
+    if isinstance(a, Tensor) and a.numel() == 0:
+        return
+    if isinstance(b, Tensor):
+        if b.numel() == 0 or capture_hooks.check((b != 0).all(), _ZERO_DIVISION):
+            return
+    elif (b.value if isinstance(b, _CpuScalar) else b) != 0:
+        return
+    raise IntegerDivisionByZeroError(_ZERO_DIVISION)
 
 
 def _record_binary(op: BinaryOp, a: Any, b: Any, out: Tensor) -> None:
@@ -334,6 +361,8 @@ def _binary_inplace(op: BinaryOp, x: Tensor, other: Any) -> Tensor:
         except LayoutError:  # param.add_(sparse_grad, ...), sparse.mul_(2)
             return layout_dispatch(op.name + "_", x, other)
         if cd is d and od is d and op.forward is None and xd.shape == bd.shape:
+            if op.divides and cd.kind in "iu":
+                _check_divisor(x, other)
             try:
                 getattr(x._device.backend, op.prim)(xd, bd, out=xd)
             except Exception as e:  # noqa: BLE001
@@ -353,6 +382,8 @@ def _binary_inplace(op: BinaryOp, x: Tensor, other: Any) -> Tensor:
                          f"broadcast shape {broadcast_shapes(x.shape, other.shape)}")
     if record_grad:
         return apply_inplace(x, lambda base: _binary(op, base, other), op.name)
+    if op.divides and cd.kind in "iu":
+        _check_divisor(x, other)
     be = dev.backend
     try:
         xd = x._data

@@ -7,11 +7,13 @@ a subclass says which namespace ``xp`` it wraps, how to place arrays on a device
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 import ml_dtypes
 import numpy as np
 
+from ..kernels.primitives import PRIMITIVES, Primitive
 from .base import BINARY, FFT, LINALG, UNARY, Backend
 from .philox import philox_bits
 
@@ -31,6 +33,51 @@ def lookup(xp: Any, name: str) -> Any:
     if fn is None and name in _LEGACY_NAMES:
         fn = getattr(xp, _LEGACY_NAMES[name], None)
     return fn
+
+
+#: templates that run on one element only (``math.``, ``and``/``or``, conditionals)
+_SCALAR_ONLY = re.compile(r"\bmath\.|\b(and|or|if)\b")
+
+
+def table_formula(xp: Any, row: Primitive) -> Any:
+    """The primitive of table row ``row`` computed over ``xp`` from the row's Python
+    template (the cpu JIT's formula: NumPy functions and operators, which run on whole
+    arrays as well), for a primitive the library does not have, so a new row needs no
+    binding in each adapter and its formula stays written twice (C and Python). None where
+    the template runs on one element only; the adapter then binds one itself (``erf``)."""
+    if _SCALAR_ONLY.search(row.numba):
+        return None
+    args = "x" if row.arity == 1 else "a, b"
+    body = re.sub(r"\bnp\.", "xp.", row.numba).replace(
+        "{T}", f"xp.asarray({args[0]}).dtype.type")  # {T}(1): a scalar of the operand's dtype
+    formula = eval(f"lambda {args}: {body}", {"xp": xp})  # the table's own text, no input
+
+    def primitive(*operands: Any, out: Any = None) -> Any:
+        first = operands[0]
+        dtype = _result_dtype(row, first.dtype)
+        result = formula(*operands)
+        if row.arity == 1 and getattr(result, "shape", None) != first.shape:
+            # a constant template ({T}(0)): one value, on the operand's device
+            result = xp.full_like(first, result, dtype=dtype)
+        elif result.dtype != dtype or any(result is o for o in operands):
+            result = xp.asarray(result).astype(dtype)  # a new array of the row's result dtype
+        if out is None:
+            return xp.asarray(result)
+        out[...] = result
+        return out
+    return primitive
+
+
+def _result_dtype(row: Primitive, dtype: Any) -> np.dtype:
+    """The dtype of ``row``'s result on operands of ``dtype`` (its ``out`` field)."""
+    if row.out == "bool":
+        return np.dtype(np.bool_)
+    if row.out == "real" and np.dtype(dtype).kind == "c":
+        return np.empty(0, dtype).real.dtype
+    return np.dtype(dtype)
+
+
+_ROWS = {p.name: p for p in PRIMITIVES}
 
 
 def library_spmm(sparse: Any, xp: Any, rows: Any, cols: Any, values: Any,
@@ -64,6 +111,8 @@ class NamespaceBackend(Backend):
         xp = self.xp
         for name in UNARY + BINARY:
             fn = lookup(xp, name)
+            if fn is None and not hasattr(type(self), name):
+                fn = table_formula(xp, _ROWS[name])  # None: the subclass binds it
             if fn is not None and name not in type(self).__dict__:
                 setattr(self, name, fn)
         self._where = xp.where

@@ -226,6 +226,17 @@ def test_malformed_files_give_clear_errors(tmp_path):
         assert "omnitensor.jit.load" in str(info.value), (name, info.value)
 
 
+def test_a_malformed_graph_row_is_named(tmp_path):
+    # a node row of the wrong length: the error names the row, not Python's unpacking
+    meta, arrays = _good_meta()
+    m = json.loads(json.dumps(meta))
+    m["entries"][0]["graph"]["nodes"][0] = m["entries"][0]["graph"]["nodes"][0][:6]
+    path = tmp_path / "m.otj"
+    path.write_bytes(_program_bytes(m, arrays))
+    with pytest.raises(ProgramError, match=r"invalid program: graph nodes\[0\] is malformed"):
+        ot.jit.load(str(path))
+
+
 def _in_subprocess(code: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")]))

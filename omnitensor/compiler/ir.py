@@ -212,20 +212,53 @@ def _encode(g: Graph) -> dict:
 
 def _decode(d: dict) -> Graph:
     import numpy as np
+
+    def constant(k: str, row: Any) -> tuple[int, Any]:
+        v, dt, s = row
+        return int(k), np.asarray(v, dtype=dt).reshape(s)
+    regions = _rows(d, "regions", lambda r: Region(
+        _exactly(r, 6)[0], r[1], _dec(r[2]), _dec(r[3]), _dec(r[4]), r[5]))
     return Graph(
         device=d["device"],
-        inputs=[Input(_dec(v), k, n) for v, k, n in d["inputs"]],
-        nodes=[Node(op, _dec(a), _dec(kw), _dec(o), _dec(ip), r, dev)
-               for op, a, kw, o, ip, r, dev in d["nodes"]],
-        outputs=[_dec(v) for v in d["outputs"]],
-        state_writes=[(_dec(a), _dec(b)) for a, b in d["state_writes"]],
-        regions={r[0]: Region(r[0], r[1], _dec(r[2]), _dec(r[3]), _dec(r[4]), r[5])
-                 for r in d["regions"]},
-        constants={int(k): np.asarray(v, dtype=dt).reshape(s)
-                   for k, (v, dt, s) in d["constants"].items()},
+        inputs=_rows(d, "inputs", lambda r: Input(_dec(r[0]), *_exactly(r, 3)[1:])),
+        nodes=_rows(d, "nodes", lambda r: Node(
+            r[0], _dec(r[1]), _dec(r[2]), _dec(r[3]), _dec(r[4]), *_exactly(r, 7)[5:])),
+        outputs=_rows(d, "outputs", _dec),
+        state_writes=_rows(d, "state_writes", lambda r: tuple(map(_dec, _exactly(r, 2)))),
+        regions={r.id: r for r in regions},
+        constants=dict(_rows({"constants": list(d["constants"].items())}, "constants",
+                             lambda kv: constant(*kv))),
         breaks=list(d.get("breaks", [])),
         break_regions=list(d.get("break_regions", [])),
     )
+
+
+class GraphFormatError(ValueError):
+    """A graph document (``Graph.from_json``) of the wrong form; the message names the
+    part."""
+
+
+def _exactly(row: Any, n: int) -> list:
+    if not isinstance(row, list) or len(row) != n:
+        raise ValueError(f"expected a list of {n} fields, got {str(row)[:60]}")
+    return row
+
+
+def _rows(d: dict, field: str, decode: Any) -> list:
+    """``decode`` of each row of ``d[field]``; a row of the wrong form is a ValueError
+    naming it (a graph read from a file is data: its faults are named, not raised from
+    inside the decoder)."""
+    rows = d[field]
+    if not isinstance(rows, list):
+        raise GraphFormatError(f"graph {field} is not a list")
+    out = []
+    for i, row in enumerate(rows):
+        try:
+            out.append(decode(row))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+            raise GraphFormatError(f"graph {field}[{i}] is malformed ({type(e).__name__}: "
+                             f"{str(e)[:120]})") from None
+    return out
 
 
 def state_writes(inputs: list[Value], nodes: list[Node]) -> list[tuple[Value, Value]]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..compiler.ir import GraphFormatError
 from ..core.device import Device, device as as_device
 from ..core.ops.creation import asarray
 from . import _program, _verify
@@ -161,6 +162,8 @@ def load(f: Any, map_location: Any = None, _extra_files: Any = None,
         return _build(meta, arrays, dev, limits)
     except ProgramError:
         raise
+    except GraphFormatError as e:
+        raise ProgramError(f"omnitensor.jit.load: invalid program: {e}") from None
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError,
             OverflowError, ZeroDivisionError) as e:
         raise ProgramError(f"omnitensor.jit.load: invalid program ({type(e).__name__}: "

@@ -61,7 +61,13 @@ class OnnxModel:
                 f"omnitensor.onnx.supported_ops())")
         self._consts: dict[str, Tensor] = {}
         for init in graph.initializer:
-            self._consts[init.name] = self._place(numpy_helper.to_array(init))
+            try:
+                arr = numpy_helper.to_array(init)
+            except (ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
+                what = f"unknown data type {e}" if isinstance(e, KeyError) else str(e)
+                raise ValueError(f"omnitensor.onnx.load: initializer {init.name!r} is "
+                                 f"corrupt ({what})") from None
+            self._consts[init.name] = self._place(arr)
         init_names = set(self._consts)
         self.input_names = [i.name for i in graph.input if i.name not in init_names]
         self.output_names = [o.name for o in graph.output]
@@ -163,9 +169,21 @@ def load(f: Any, device: Any = None, *, check: bool = True,
     else:
         proto = f
     if check:
-        onnx.checker.check_model(proto)
+        _check(onnx, proto)
     return OnnxModel(proto, get_default_device() if device is None else as_device(device),
                      max_work, size)
+
+
+def _check(onnx: Any, proto: Any) -> None:
+    """``onnx.checker`` over the model; what it refuses is a ValueError naming the model's
+    fault (its own error, or a UnicodeDecodeError for a corrupt name, is onnx's internals)."""
+    try:
+        onnx.checker.check_model(proto)
+    except (onnx.checker.ValidationError, UnicodeDecodeError, ValueError) as e:
+        why = "a name or string is not valid UTF-8" if isinstance(e, UnicodeDecodeError) \
+            else str(e).strip()
+        raise ValueError(f"omnitensor.onnx.load: the model fails onnx's checker: "
+                         f"{why}") from e
 
 
 def _read(f: Any) -> bytes:

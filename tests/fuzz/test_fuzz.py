@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 pytest.importorskip("hypothesis")
 
 from cases import draw_cases
+from program_files import mutated_jit_programs, mutated_onnx_models
 from runner import run_cases, summary
 
 CI_CASES = int(os.environ.get("OMNITENSOR_FUZZ_CASES", "120"))
@@ -87,3 +88,16 @@ def test_fuzz_mutated_checkpoints_thousands(device):
         pytest.skip("checkpoint decoding runs once, on cpu")
     _check(device, _mutated_checkpoints(1000, SEED + 1) +
            _mutated_checkpoints(1000, SEED + 1, "safetensors"))
+
+
+def test_fuzz_mutated_programs(device):
+    # a jit program and an ONNX model changed structurally, loaded and run on the device:
+    # a clear error or a result, never a crash, hang, heap read or unclear internal error
+    pytest.importorskip("onnx")
+    _check(device, mutated_jit_programs(60, SEED) + mutated_onnx_models(40, SEED))
+
+
+@pytest.mark.slow
+def test_fuzz_mutated_programs_thousands(device):
+    pytest.importorskip("onnx")
+    _check(device, mutated_jit_programs(1000, SEED + 1) + mutated_onnx_models(1000, SEED + 1))

@@ -24,6 +24,7 @@ except ImportError:  # no oracle: only the error-class checks apply
     torch = TF = None
 
 from ops import CREATION, OPS, SHAPE_ONLY
+from program_files import load_and_run
 
 warnings.simplefilter("ignore")
 
@@ -107,6 +108,10 @@ def _load_bytes(lib: Any, F: Any, hexdata: str) -> Any:
         os.unlink(path)
 
 
+def _run_file(kind: str, dev: str) -> Any:
+    return lambda lib, F, data: load_and_run(kind, dev, data)
+
+
 def main() -> None:
     dev, path, first = sys.argv[1], sys.argv[2], int(sys.argv[3])
     with open(path) as f:
@@ -116,6 +121,11 @@ def main() -> None:
         print(json.dumps({"start": i}), flush=True)
         if case["op"] == "ckpt_load":  # a mutated checkpoint: no torch oracle
             res = {"i": i, "ot": outcome(_load_bytes, ot, OF, dev, case)}
+        elif case["op"] in ("jit_load", "onnx_load"):  # a mutated program file: on a
+            # device, the same file on cpu is the oracle (same refusals, same values)
+            res = {"i": i, "ot": outcome(_run_file(case["op"], dev), ot, OF, dev, case)}
+            if dev != "cpu":
+                res["torch"] = outcome(_run_file(case["op"], "cpu"), ot, OF, "cpu", case)
         else:
             fn = OPS[case["op"]]
             res = {"i": i, "ot": outcome(fn, ot, OF, dev, case)}

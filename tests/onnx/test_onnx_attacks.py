@@ -107,6 +107,35 @@ def test_malformed_file_is_a_clear_error(tmp_path):
         ot.onnx.load(str(path))
 
 
+def test_what_onnx_checker_refuses_is_a_clear_error(tmp_path):
+    # the checker's own exception type (and the UnicodeDecodeError a corrupt name raises
+    # inside it) become omnitensor's ValueError naming the fault
+    from onnx import TensorProto, helper
+    node = helper.make_node("Relu", ["x"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(
+        "z", TensorProto.FLOAT, [2])], [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                                      [2])])
+    data = helper.make_model(graph).SerializeToString()
+    with pytest.raises(ValueError, match="fails onnx's checker: .*topologically sorted"):
+        ot.onnx.load(data)
+    bad = data.replace(b"Relu", b"R\xffl\xfe")
+    with pytest.raises(ValueError, match="fails onnx's checker: a name or string is not "
+                                         "valid UTF-8"):
+        ot.onnx.load(bad)
+
+
+def test_a_corrupt_initializer_is_a_clear_error():
+    from onnx import TensorProto, helper
+    init = helper.make_tensor("w", TensorProto.FLOAT, [2, 3], [0.0] * 6)
+    del init.float_data[3:]  # 3 values for 6 elements
+    node = helper.make_node("Add", ["x", "w"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [2, 3])], [helper.make_tensor_value_info(
+            "y", TensorProto.FLOAT, [2, 3])], [init])
+    with pytest.raises(ValueError, match="initializer 'w' is corrupt"):
+        ot.onnx.load(helper.make_model(graph).SerializeToString(), check=False)
+
+
 def test_external_data_outside_the_folder_is_refused(tmp_path):
     from onnx import TensorProto, helper
     secret = tmp_path / "secret.bin"

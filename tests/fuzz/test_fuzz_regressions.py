@@ -37,6 +37,29 @@ def test_linear_with_a_1d_weight_is_a_dot_product(device, with_bias):
     np.testing.assert_allclose(ow.grad.cpu().numpy(), tw.grad.numpy(), rtol=1e-5)
 
 
+VECTOR_WEIGHT_BIAS = [((0,), False, (0,)), ((3,), False, (1,)), ((3,), False, ()),
+                      ((6,), True, (1,)), ((6,), True, ()), ((4, 3), False, ()),
+                      ((2, 4, 3), False, (4,)), ((2, 4, 3), False, (2, 4)),
+                      ((2, 4, 3), False, (1, 4)), ((2, 4, 3), False, (2, 1)),
+                      ((2, 4, 3), False, (1, 1)), ((2, 4, 6), True, (4,)),
+                      ((2, 4, 6), True, (1, 4)), ((2, 5, 4, 3), False, (1, 5, 1)),
+                      ((2, 5, 4, 3), False, (1, 5, 4)), ((3,), False, (2, 4))]
+
+
+@pytest.mark.parametrize("shape,strided,bias_shape", VECTOR_WEIGHT_BIAS, ids=str)
+def test_a_bias_with_a_1d_weight_follows_torchs_paths(device, shape, strided, bias_shape):
+    """With a 1-D weight torch adds a bias through addmm (refusing the vector weight) for a
+    2-D input, or a contiguous one with a bias of one non-1 dim; otherwise in place into the
+    input.shape[:-1] result. omnitensor broadcast the bias onto the result (the fuzz:
+    linear of three (0,) tensors)."""
+    def call(m, d):
+        x = m.zeros(shape, device=d)
+        x = x[..., ::2] if strided else x
+        return m.nn.functional.linear(x, m.ones(x.shape[-1], device=d),
+                                      m.ones(bias_shape, device=d))
+    _like_torch(call, device, same_message=False)
+
+
 def test_unbatched_cross_entropy_without_classes_is_nan(device):
     """An unbatched input of no classes: torch's mean is 0 / 0 (it gave 0)."""
     got = ot.nn.functional.cross_entropy(ot.zeros(0, device=device), ot.zeros(0, device=device))

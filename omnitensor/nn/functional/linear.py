@@ -32,6 +32,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         input, weight, bias = autocast_operands("linear", input, weight, bias)  # noqa: A001
     if weight.ndim == 1 and input.ndim >= 1 and input.shape[-1] == weight.shape[0]:
         # torch: a 1-D weight is one output feature with that dim dropped (input @ weight)
+        if bias is not None:
+            _check_vector_weight_bias(input, bias)
         out = input.matmul(weight)
         return out if bias is None else out + bias
     if weight.ndim != 2:
@@ -69,6 +71,20 @@ def _check_bias(bias: Any, shape: tuple) -> None:
     if not ok:
         raise ShapeError(f"linear: bias of shape {tuple(bias.shape)} does not broadcast to "
                          f"the output shape {shape} (expected ({shape[-1]},))")
+
+
+def _check_vector_weight_bias(input: Tensor, bias: Any) -> None:  # noqa: A002
+    """torch's rule for a bias with a 1-D weight: a 2-D input, or a contiguous input with a
+    bias that is 1-D (or one non-1 dim), takes its addmm path, which refuses the vector
+    weight; any other input gets the bias added in place to its ``input.shape[:-1]``
+    result."""
+    shape = getattr(bias, "shape", ())
+    vector_bias = len(shape) == 1 or sum(n != 1 for n in shape) == 1
+    if input.ndim == 2 or (vector_bias and input.is_contiguous()):
+        raise ShapeError("linear: mat2 must be a matrix, got 1-D tensor (torch adds this "
+                         "bias through addmm, which needs a 2-D weight: pass "
+                         "weight.unsqueeze(0) and drop the output's last dim)")
+    _check_bias(bias, tuple(input.shape[:-1]))
 
 
 def _linear_backward(node: Any, g: Tensor) -> tuple:

@@ -185,6 +185,15 @@ def test_train_digits_bad_device_from_the_environment():
     assert "bad OMNITENSOR_DEVICE 'bogus'" in _one_line_error(p, "omnitensor train-digits")
 
 
+@pytest.mark.parametrize("option, value", [("--epochs-mlp", "-3"), ("--epochs-cnn", "0"),
+                                           ("--batch-size", "0")])
+def test_train_digits_nonpositive_counts_are_one_line(option, value):
+    p = _cmd("train-digits", "--device", "cpu", option, value, "--no-progress", timeout=120)
+    line = _one_line_error(p, "omnitensor train-digits")
+    assert f"{option} {value}: give a whole number of at least 1" in line, line
+    assert p.stdout == ""  # refused before any training or table
+
+
 def test_train_digits_unknown_model_is_one_line():
     p = _cmd("train-digits", "--device", "cpu", "--models", "mlp,rnn", timeout=120)
     assert "unknown model(s) rnn" in _one_line_error(p, "omnitensor train-digits")

@@ -183,6 +183,10 @@ def run(argv: list[str]) -> int:
                     help="host BLAS threads (default 1: these matrices are tiny, and spinning "
                          "BLAS threads slow a busy machine down ~10x; 0 leaves the default)")
     args = ap.parse_args(argv)
+    for option in ("epochs_mlp", "epochs_cnn", "batch_size"):
+        if getattr(args, option) < 1:  # zero epochs would "train" and report a low accuracy
+            raise CLIError(f"--{option.replace('_', '-')} {getattr(args, option)}: give a "
+                           f"whole number of at least 1")
     if args.blas_threads > 0:
         _limit_blas_threads(args.blas_threads)
     devices = chosen_devices(args.device)  # "opencl" -> "opencl:0"

@@ -256,8 +256,10 @@ def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     if o.as_torch:
         if not program or program[0] == "--exec" or program[-1:] == ["-m"]:
             raise UsageError("--as-torch needs a script.py or -m module")
-        program = ["-m", "omnitensor.as_torch"] + program
         if o.nprocs is None:  # one process, as `python script.py`: no MPI involved
+            _check_script(o)
+        program = ["-m", "omnitensor.as_torch"] + program
+        if o.nprocs is None:
             env = dict(os.environ)
             if o.dry:
                 env["OMNITENSOR_RUN_DRY"] = "1"
@@ -270,10 +272,22 @@ def build_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     # the launcher's variables and then runs the program
     program = [sys.executable, "-m", "omnitensor.distributed.rank_env"] + program
     cmd, env = _mpiexec_command(o, o.nprocs)
+    _check_script(o)
     cmd += o.extra + program
     if o.dry:
         env["OMNITENSOR_RUN_DRY"] = "1"
     return cmd, env
+
+
+def _check_script(o: _Options) -> None:
+    """A script that is not there is one line here, not a traceback from every rank. Only
+    for a launch on this machine: on other hosts the path is theirs to resolve, and a dry
+    run starts nothing."""
+    script = o.program[0] if o.program else "-m"
+    if o.dry or o.hosts or o.hostfile or script in ("-m", "--exec"):
+        return
+    if not os.path.isfile(script):
+        raise UsageError(f"no such script: {script}")
 
 
 def _mpiexec_command(o: _Options, nprocs: int) -> tuple[list[str], dict[str, str]]:

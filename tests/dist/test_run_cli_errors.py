@@ -30,8 +30,10 @@ def test_bad_arguments_are_one_line_exit_2(args, needle):
     assert lines[0].startswith("omnitensor-run: error: ") and needle in lines[0], lines[0]
 
 
-def test_failing_mpiexec_is_reported_with_its_exit_code():
-    r = _run("--mpiexec", "/bin/false", "-n", "2", "train.py")
+def test_failing_mpiexec_is_reported_with_its_exit_code(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("print('never runs')\n")
+    r = _run("--mpiexec", "/bin/false", "-n", "2", str(script))
     assert r.returncode == 1
     assert "/bin/false exited with code 1" in r.stderr and "Traceback" not in r.stderr
 
@@ -39,6 +41,16 @@ def test_failing_mpiexec_is_reported_with_its_exit_code():
 def test_missing_mpiexec_is_reported():
     r = _run("--mpiexec", "/nonexistent/mpiexec", "-n", "2", "train.py")
     assert r.returncode == 127 and "does not exist" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("args", [("-n", "2", "nosuch.py"), ("--as-torch", "nosuch.py"),
+                                  ("-n", "2", "--as-torch", "nosuch.py")])
+def test_a_missing_script_is_one_line_before_any_rank_starts(args):
+    r = _run(*args)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert lines == ["omnitensor-run: error: no such script: nosuch.py (omnitensor-run --help "
+                     "for usage)"], r.stderr
 
 
 def test_help_exits_0():

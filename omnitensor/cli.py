@@ -127,7 +127,8 @@ def _dispatch(argv: list[str]) -> int:
                       help="no progress line with the ETA on standard error")
     conf.add_argument("-v", "--verbose", action="store_true")
     conf.add_argument("--consistency", action="store_true",
-                      help="also compare float32 results across devices and with float64")
+                      help="also compare float32 results across devices and with float64 "
+                           "(a fixed set of ops and seeded draws, whatever --op says)")
     conf.add_argument("--torch", action="store_true",
                       help="compare with PyTorch instead: torch's OpInfo samples (forward, "
                            "gradients, error inputs; needs torch installed); --op takes "

@@ -263,3 +263,9 @@ def where(**facts: object) -> frozenset[str]:
     """The names of the rows whose fields equal ``facts`` (``where(out="bool")``)."""
     return frozenset(p.name for p in PRIMITIVES
                      if all(getattr(p, k) == v for k, v in facts.items()))
+
+
+def onnx_direct() -> dict[str, str]:
+    """Each primitive an ONNX operator computes one for one -> that operator (the rows
+    whose ``onnx`` names one): the exporter writes them and the ONNX runtime runs them."""
+    return {p.name: p.onnx for p in PRIMITIVES if p.onnx[:1].isupper()}

@@ -194,7 +194,8 @@ class Emitter:
             src = n.args[0]
             for v in n.outputs:
                 self.env[v.id] = self.name(src)
-                roots[v.id] = roots.get(src.id, src.id)
+                # a copy's values are its source's, its memory is its own
+                roots[v.id] = v.id if op == "copy" else roots.get(src.id, src.id)
             return
         fn = PRIMS.get(op)
         if fn is None or len(n.outputs) > 1:
@@ -213,6 +214,10 @@ class Emitter:
         self.env[out.id] = nm
         if n.inplace_of is not None:
             roots[out.id] = roots.get(n.inplace_of.id, n.inplace_of.id)
+            # later reads of the written memory by the Values it had before (the buffer, the
+            # bases it is all of: index_put's clone) read the new values
+            for vid in self._whole_views_of(n.inplace_of):
+                self.env[vid] = nm
         elif op in _VIEW_OPS and n.args and hasattr(n.args[0], "id"):
             roots[out.id] = roots.get(n.args[0].id, n.args[0].id)
 
@@ -221,13 +226,37 @@ class Emitter:
         view and its base) cannot be expressed; refuse it rather than export stale data."""
         buf = n.inplace_of
         root = roots.get(buf.id, buf.id)
+        whole = self._whole_views_of(buf)
         for vid, r in roots.items():
-            if r == root and vid != buf.id and any(j > i for j in self.reads.get(vid, ())):
+            if r == root and vid not in whole and self._read_after(vid, i):
                 raise Unmappable(f"omnitensor.onnx.export: '{n.op}'{self._where_node(i, n)} "
                                  f"writes in place into memory shared with another tensor (a "
                                  f"view and its base); ONNX cannot express it. Use an "
                                  f"out-of-place op (x = x + y, torch.cat) there")
-        if root != buf.id and any(j > i for j in self.reads.get(root, ())):
+        if root not in whole and self._read_after(root, i):
             raise Unmappable(f"omnitensor.onnx.export: '{n.op}'{self._where_node(i, n)} "
                              f"writes in place into a view whose base is read later; ONNX "
                              f"cannot express it. Use an out-of-place op there")
+
+    def _read_after(self, vid: int, i: int) -> bool:
+        """Whether Value ``vid`` is read after node ``i`` (a graph result is read last)."""
+        return vid in self.out_ids or any(j > i for j in self.reads.get(vid, ()))
+
+    def _whole_views_of(self, v: Any) -> list[int]:
+        """``v`` and each base it is a view of all of, in the same layout (a full-slice
+        index, an identity permute, a same-shape reshape): a write into ``v`` writes them
+        as a whole."""
+        out = [v.id]
+        while v.id in self.producer:
+            n = self.g.nodes[self.producer[v.id]]
+            src: Any = n.args[0] if n.args else None
+            if not hasattr(src, "id") or tuple(src.shape) != tuple(v.shape) or not (
+                    n.op == "reshape" or
+                    (n.op == "permute" and tuple(n.args[1]) == tuple(range(len(v.shape)))) or
+                    (n.op == "index" and all(isinstance(k, slice) and k.step in (None, 1)
+                                             for k in n.args[1]))):
+                break
+            v = src
+            out.append(v.id)
+        return out
+

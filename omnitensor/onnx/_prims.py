@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..kernels.primitives import ALIAS, PRIMITIVES, where
+from ..kernels.primitives import ALIAS, PRIMITIVES, onnx_direct, where
 from ._builder import INT64_MAX, INT64_MIN
 
 __all__ = ["PRIMS", "onnx_dtype", "ALIASES"]
@@ -48,7 +48,7 @@ def _reg(*names: str) -> Callable[[Mapping], Mapping]:
 
 # ------------------------------------------------------------------------ elementwise
 #: the primitives an ONNX operator computes one for one (``kernels/primitives.py``' onnx field)
-_DIRECT = {p.name: p.onnx for p in PRIMITIVES if p.onnx[:1].isupper()}
+_DIRECT = onnx_direct()
 
 
 def _unary(onnx_op: str) -> Mapping:

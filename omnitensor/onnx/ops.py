@@ -16,6 +16,7 @@ from ..core import dtypes as _dt
 from ..core.ops import creation as cr, elementwise as ew, join, shape as sh
 from ..core.ops.ternary import where as _where
 from ..core.tensor import Tensor
+from ..kernels.primitives import names, onnx_direct
 from ..nn import functional as F
 
 
@@ -123,6 +124,12 @@ _UNARY = {"Neg": lambda x: -x, "Abs": lambda x: x.abs(), "Exp": lambda x: x.exp(
           "Sinh": lambda x: x.sinh(), "Cosh": lambda x: x.cosh()}
 for _name, _ufn in _UNARY.items():
     OPS[_name] = (lambda f: lambda ctx, x: f(x))(_ufn)
+# every operator the exporter writes for a primitive one for one runs here: the rows the
+# entries above do not spell out run the primitive's own op
+for _prim, _name in onnx_direct().items():
+    if _name not in OPS:
+        _fn = getattr(ew, _prim)
+        OPS[_name] = _binary(_fn) if _prim in names(2) else (lambda f: lambda ctx, x: f(x))(_fn)
 
 
 @op("IsInf")
@@ -389,6 +396,19 @@ def _gather_nd(ctx: Ctx, x: Tensor, idx: Tensor) -> Tensor:
         raise NotImplementedError("omnitensor.onnx: GatherND with batch_dims is not supported")
     x, idx = _joint(x, idx)
     return x[tuple(idx[..., k] for k in range(idx.shape[-1]))]
+
+
+@op("ScatterND")
+def _scatter_nd(ctx: Ctx, x: Tensor, idx: Tensor, upd: Tensor) -> Tensor:
+    reduction = ctx.attr("reduction", "none")
+    if reduction not in ("none", "add"):
+        raise OnnxOpError(f"omnitensor.onnx: ScatterND with reduction={reduction!r} is not "
+                          f"supported (none and add are)")
+    x, idx, upd = _joint(x, idx, upd)
+    out = x.clone()
+    out.index_put_(tuple(idx[..., k] for k in range(idx.shape[-1])), upd,
+                   accumulate=reduction == "add")
+    return out
 
 
 @op("GatherElements")

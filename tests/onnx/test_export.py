@@ -406,3 +406,24 @@ def test_lstm_with_dynamic_batch_and_sequence():
         x = ot.tensor(g.integers(0, 20, (n, t)))
         for w, o in zip(_eager(model, (x,)), sess.run(None, {"x": _host(x)})):
             np.testing.assert_allclose(o, w, rtol=TOL, atol=TOL, err_msg=f"{n}x{t}")
+
+
+def test_a_write_into_part_of_a_returned_tensor_is_refused():
+    # ONNX values are immutable: the returned y would be exported as it was before the
+    # write into its rows (silently stale); a write into all of it is exported
+    x = ot.tensor(np.arange(24, dtype=np.float32).reshape(4, 6))
+
+    def part(x):
+        y = x * 1
+        y[1:3].add_(1)
+        return y
+
+    def whole(x):
+        y = x * 1
+        y[:].add_(1)
+        return y.permute(1, 0)
+
+    with pytest.raises(Exception, match="writes in place into a view whose base is read"):
+        _export(part, (x,), input_names=["x"])
+    data = _export(whole, (x,), input_names=["x"])
+    np.testing.assert_array_equal(_host(ot.onnx.load(data)(x)), _host(whole(x)))

@@ -556,3 +556,39 @@ def test_a_compiled_integer_division_checks_its_divisor_on_every_call(device):
                                                                                device=device)))
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         traced(a.clone(), ot.tensor([2, 0, 2], device=device))
+
+
+# ----------------------------- issue 32: Python bools in keys, ints beside index tensors
+_S = slice(None)
+BOOL_KEYS = [(True, True), (True, False), (False, True), (True, True, True), (True, 0),
+             (True, True, 1), (True, _S, True), (None, True, True), (True, [0]),
+             (True, True, [0, 1]), (Ellipsis, True, True), (True, Ellipsis, True), (False,),
+             (1, True, True), (_S, True, 0), (0, _S, True), (0, _S, False), (_S, [0, 1], _S, True),
+             (True, _S, [0, 1]), ([0, 1], True), (_S, True, [0, 1, 1]), (_S, False, [0, 1, 1]),
+             (False, [[0], [1]]), (Ellipsis, False), (True, 0, True), ([True, False], True),
+             (0, _S, [0, 1]), (_S, 0, _S, [0, 1]), (0, _S, [[0], [1]]), ([], [[0], [1]])]
+
+
+def _key(m, d, key):
+    return tuple(m.tensor(v, dtype=m.int64 if v == [] else None, device=d)
+                 if isinstance(v, list) else v for v in key)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 3), (2, 3, 4)], ids=str)
+@pytest.mark.parametrize("key", BOOL_KEYS, ids=str)
+def test_bools_and_ints_in_keys_index_like_torch(device, shape, key):
+    """torch reads a Python bool as a new axis indexed by [0] or [] (an advanced index that
+    broadcasts with the others: x[True, True] adds one axis) and an int beside an index
+    tensor as basic indexing (x[0, :, idx]: idx's axis after the slice's). omnitensor gave
+    each bool its own axis, and NumPy's placement on cpu; an index broadcast to nothing
+    reads nothing, so its bounds are not checked (opencl/sycl refused it)."""
+    def get(m, d):
+        return m.arange(int(np.prod(shape)), dtype=m.float32, device=d).reshape(shape)[
+            _key(m, d, key)]
+
+    def put(m, d):
+        x = m.arange(int(np.prod(shape)), dtype=m.float32, device=d).reshape(shape)
+        x[_key(m, d, key)] = -1.0
+        return x
+    _like_torch(get, device, same_message=False)
+    _like_torch(put, device, same_message=False)

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from ...errors import DeviceMismatchError, IndexOutOfRangeError, ShapeError, mismatch_message
-from .. import capture_hooks
 from .. import dtypes as _dt
 from ..graph import needs_grad, no_grad_ctx, record
 from ..shape_util import broadcast_shapes
@@ -27,162 +26,8 @@ from .inplace import apply_inplace, check_leaf
 from .storage_dtypes import round_widened
 
 
-# ------------------------------------------------------------------- key handling
-class _Key:
-    """A normalised index: ``entries`` hold None, int, slice or int64 Tensors (one per
-    consumed axis, Ellipsis expanded, masks turned into coordinates)."""
-
-    __slots__ = ("entries", "advanced", "empty_axes")
-
-    def __init__(self, entries: list, advanced: bool, empty_axes: list) -> None:
-        self.entries = entries
-        self.advanced = advanced
-        self.empty_axes = empty_axes
-
-
-def _to_index_tensor(k: Any, x: Tensor) -> Tensor:
-    arr = np.asarray(k)
-    if arr.dtype == object or arr.dtype.kind not in "biu":
-        if arr.size == 0:
-            arr = arr.astype(np.int64)
-        else:
-            raise IndexError(f"only integers, slices, None, Ellipsis, and integer or boolean "
-                             f"tensors are valid indices (got {type(k).__name__} of "
-                             f"{arr.dtype})")
-    return tensor(arr, device=x.device)
-
-
-def _key_item(x: Tensor, k: Any) -> Any:
-    """One element of an index key: None, ``...``, a slice, a bool, an int, or an index
-    tensor on ``x``'s device (0-d index tensors become Python scalars)."""
-    if k is None or k is Ellipsis or isinstance(k, slice) or isinstance(k, bool):
-        return k
-    if isinstance(k, Tensor):
-        if k._device is not x._device and not (k.ndim == 0 and k._device.type == "cpu"):
-            if k._device.type == "cpu":
-                k = k.to(x._device)
-            else:  # torch: indices on cpu or on the indexed tensor's device
-                raise DeviceMismatchError(
-                    f"indices on {k.device} cannot index a tensor on {x.device}: index "
-                    f"tensors must be on the indexed tensor's device"
-                    f"{'' if x._device.type == 'cpu' else ' or on cpu'}; move them with "
-                    f".to('{x.device}')")
-        if k._dtype.kind not in "biu":
-            raise IndexError(f"tensors used as indices must be long, int or bool tensors, "
-                             f"got {k.dtype.name}")
-        if k.ndim == 0:
-            return bool(k.item()) if k._dtype is _dt.bool_ else int(k.item())
-        return k
-    if isinstance(k, (list, np.ndarray, range)):  # a range is a sequence, as in torch
-        return _to_index_tensor(k, x)
-    if hasattr(k, "__index__"):
-        return int(k.__index__())
-    raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and integer "
-                     f"or boolean tensors are valid indices (got {type(k).__name__})")
-
-
-def _fill_ellipsis(x: Tensor, items: list) -> list:
-    """The key with one entry per axis of ``x``: ``...`` (or the end) stands for full
-    slices of the axes no other element consumes."""
-    consumed = 0
-    for k in items:
-        if isinstance(k, Tensor):
-            consumed += k.ndim if k._dtype is _dt.bool_ else 1
-        elif k is not None and k is not Ellipsis and not isinstance(k, bool):
-            consumed += 1
-    if items.count(Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    if consumed > x.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {x.ndim} (got {consumed})")
-    if Ellipsis in items:
-        i = items.index(Ellipsis)
-        items[i:i + 1] = [slice(None)] * (x.ndim - consumed)
-    else:
-        items += [slice(None)] * (x.ndim - consumed)
-    return items
-
-
-def normalize_key(x: Tensor, key: Any) -> _Key:
-    """``x[key]``'s key as per-axis entries: each element converted and checked
-    (``_key_item``), the ellipsis expanded, then bounds, slices and masks resolved."""
-    if not isinstance(key, tuple):
-        key = (key,)
-    items = _fill_ellipsis(x, [_key_item(x, k) for k in key])
-    # second pass: bounds, slices, masks
-    entries: list = []
-    empty_axes: list = []
-    axis = 0
-    advanced = False
-    for k in items:
-        if k is None:
-            entries.append(None)
-        elif isinstance(k, bool):
-            if not k:
-                empty_axes.append(len(entries))
-            entries.append(None)
-        elif isinstance(k, int):
-            n = x.shape[axis]
-            if not -n <= k < n:
-                raise IndexOutOfRangeError(f"index {k} is out of bounds for dimension {axis} "
-                                           f"with size {n}")
-            entries.append(k % n)
-            axis += 1
-        elif isinstance(k, slice):
-            n = x.shape[axis]
-            if k.step == 0:
-                raise ValueError("slice step cannot be zero")
-            r = range(*k.indices(n))
-            if len(r) == 0:
-                entries.append(slice(0, 0, 1))
-            else:
-                entries.append(slice(r.start, r.stop if r.stop >= 0 else None, r.step))
-            axis += 1
-        else:  # index tensor
-            advanced = True
-            if k._dtype is _dt.bool_:
-                mshape = x.shape[axis:axis + k.ndim]
-                if k.shape != mshape:
-                    raise IndexError(f"the shape of the mask {list(k.shape)} at index {axis} "
-                                     f"does not match the shape of the indexed tensor "
-                                     f"{list(mshape)}")
-                coords = k._device.backend.nonzero(k._data)
-                for c in coords:
-                    entries.append(_make(c, k._device, _dt.int64))
-                axis += k.ndim
-            else:
-                if x._device.backend.checks_index_bounds:
-                    entries.append(k)  # the backend raises IndexError itself, cheaply
-                else:
-                    entries.append(_checked_indices(k, x.shape[axis], axis))
-                axis += 1
-    return _Key(entries, advanced, empty_axes)
-
-
-def _checked_indices(idx: Tensor, n: int, axis: int, negative: bool = True) -> Tensor:
-    """int64 indices with negatives wrapped; IndexError when any is out of range.
-    ``negative=False`` is torch's rule for gather/scatter/index_select: an index must lie
-    in ``[0, n)`` (no wrapping), checked by the same single reduction."""
-    with no_grad_ctx():
-        if idx._dtype is not _dt.int64:
-            idx = idx.to(_dt.int64)
-        if idx.numel():
-            low = -n if negative else 0
-            # one reduction, one device sync: every index inside [low, n)? (a validation
-            # read: under a capture a "check" node, not a graph break)
-            if not capture_hooks.check(((idx >= low) & (idx < n)).all(),
-                                       f"index out of bounds for dimension {axis} with "
-                                       f"size {n}"):
-                outside = (idx < low) | (idx >= n)
-                if not negative:  # torch names the first offending index
-                    bad = int(idx.reshape(-1)[outside.reshape(-1)][0].item())
-                    raise IndexOutOfRangeError(f"index {bad} is out of bounds for dimension "
-                                               f"{axis} with size {n}")
-                bad = int(where(outside, idx, 0).abs().max().item())
-                raise IndexOutOfRangeError(f"index {bad} (or {-bad}) is out of bounds for "
-                                           f"dimension {axis} with size {n}")
-            if negative:
-                idx = where(idx < 0, idx + n, idx)
-    return idx
+# the keys (gather, sparse and methods import _checked_indices/normalize_key from here)
+from .index_keys import _Key, _checked_indices, bool_scalars_as_indices, normalize_key
 
 
 def select_along(x: Tensor, d: int, index: Tensor, message: str | None = None) -> Tensor:
@@ -261,6 +106,9 @@ def _zeroed_index_tensors(key: Any) -> Any:
 
 
 def _getitem(x: Tensor, key: Any) -> Tensor:
+    as_indices = bool_scalars_as_indices(x, key)
+    if as_indices is not None:
+        x, key = as_indices
     k = normalize_key(x, key)
     if not k.advanced:
         out = _basic_view(x, tuple(k.entries))
@@ -297,7 +145,12 @@ def _replay_basic(t: Tensor, key: _Key) -> Tensor:
 def _plan(y: Tensor, positions: list[int], tensors: list[Tensor]) -> tuple:
     """Permutation putting advanced axes first, the broadcast index shape and the full
     per-axis index tuple for gather_nd/scatter_nd."""
-    s = broadcast_shapes(*[t.shape for t in tensors])
+    try:
+        s = broadcast_shapes(*[t.shape for t in tensors])
+    except ShapeError:
+        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together "
+                         f"with shapes {', '.join(str(list(t.shape)) for t in tensors)}"
+                         ) from None
     rest = [d for d in range(y.ndim) if d not in positions]
     perm = positions + rest
     rest_shape = tuple(y.shape[d] for d in rest)
@@ -325,13 +178,26 @@ def _result_perm(ndim_s: int, ndim_total: int, first_pos: int) -> tuple[int, ...
     return tuple(order[:first_pos] + list(range(ndim_s)) + order[first_pos:])
 
 
+def _native_key(x: Tensor, key: _Key) -> tuple[Any, tuple]:
+    """(array, key) for a backend's native NumPy-style advanced indexing. torch applies
+    integer entries as basic indexing first, where NumPy makes them advanced indices too
+    (``x[0, :, idx]``: NumPy puts idx's axes first, torch after the slice's): so the ints
+    select a view first and the rest is indexed natively."""
+    entries = key.entries
+    if not any(type(e) is int for e in entries):
+        return x._data, tuple(e._data if isinstance(e, Tensor) else e for e in entries)
+    basic = tuple(e if type(e) is int else slice(None) for e in entries if e is not None)
+    return (x._device.backend.index(x._data, basic),
+            tuple(e._data if isinstance(e, Tensor) else e for e in entries
+                  if type(e) is not int))
+
+
 def _gather(x: Tensor, key: _Key) -> Tensor:
     be = x._device.backend
     fast = be.hook("index_advanced")
     if fast is not None:
         try:
-            data = fast(x._data, tuple(e._data if isinstance(e, Tensor) else e
-                                       for e in key.entries))
+            data = fast(*_native_key(x, key))
             return _make(data, x._device, x._dtype)
         except NotImplementedError:
             pass  # a key the library cannot index natively: the general path below
@@ -413,10 +279,10 @@ def _write_raw(x: Tensor, key: _Key, value: Any, accumulate: bool) -> None:
     fast = be.hook("index_add_advanced" if accumulate else "index_put_advanced")
     index = be.hook("index_advanced")  # the fast path reads the indexed shape with it
     if fast is not None and index is not None:
-        entries = tuple(e._data if isinstance(e, Tensor) else e for e in key.entries)
+        data, entries = _native_key(x, key)  # a view of x where ints select first
         try:
-            shape = index(x._data, entries).shape
-            fast(x._data, entries, _value_data(x, value, shape))
+            shape = index(data, entries).shape
+            fast(data, entries, _value_data(x, value, shape))
             return
         except NotImplementedError:
             pass
@@ -450,6 +316,10 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         x._device.backend.assign(x._data, res._data if res._dtype is x._dtype else
                                  x._device.backend.astype(res._data, x._dtype.np))
         x._bump_version()
+        return
+    as_indices = bool_scalars_as_indices(x, key)
+    if as_indices is not None:  # a view of x with the bools' axes: written through
+        setitem(*as_indices, value)
         return
     k = normalize_key(x, key)
     if needs_grad(x, value):

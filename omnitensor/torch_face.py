@@ -202,12 +202,18 @@ def arange(start: _Any = 0, end: _Any = None, step: _Any = _UNSET, *, out: _Any 
         raise TypeError("arange(): argument 'end' must be Number, not NoneType")
     step = 1 if step is _UNSET else step
     s, e, st = (_scalar(v) for v in (start, end, step))
-    if st != 0 and (e - s) * st < 0:
+    if (st > 0 and e < s) or (st < 0 and e > s):  # by sign: (e - s) * st can underflow
         raise ValueError(f"arange: upper bound and lower bound inconsistent with step sign "
                          f"(start={s}, end={e}, step={st})")
     res = _creation.arange(s, e, st, dtype=dtype, device=device,
                            requires_grad=requires_grad)
     return _write_out("arange", res, out)
+
+
+def roll(input: _Tensor, shifts: _Any, dims: _Any = None) -> _Tensor:  # noqa: A002
+    """torch's ``roll``: as many shifts as dims, or one shift and no dims (the Array API's
+    ``roll`` also takes one shift for many axes)."""
+    return input.roll(shifts, dims)
 
 
 def full(size: _Any, fill_value: _Any, *, dtype: _Any = None, device: _Any = None,

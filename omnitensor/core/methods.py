@@ -226,6 +226,17 @@ def flip_method(self: Tensor, *dims: Any, **kwargs: Any) -> Tensor:
     return sh.flip(self, **kwargs)
 
 
+def roll_method(self: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    """``x.roll(shifts, dims)`` (torch): as many shifts as dims, or one shift and no dims
+    (the flattened tensor); the Array API's ``roll`` also takes one shift for many axes."""
+    n_shifts = len(shifts) if isinstance(shifts, (tuple, list)) else 1
+    n_dims = 0 if dims is None else len(dims) if isinstance(dims, (tuple, list)) else 1
+    if n_shifts and not (n_dims == 0 and n_shifts == 1) and n_shifts != n_dims:
+        raise ValueError(f"shifts and dimensions must align. shifts: {n_shifts}, "
+                         f"dims:{n_dims}")
+    return join.roll(self, shifts, dims if n_dims else None)
+
+
 def tile_method(self: Tensor, *reps: Any) -> Tensor:
     """``x.tile(2, 1)`` or ``x.tile((2, 1))`` (torch)."""
     return join.tile(self, reps[0] if len(reps) == 1 else reps)
@@ -394,8 +405,9 @@ def _bind_reductions_and_shapes(T: type[Tensor]) -> None:
                  "diagonal", "diag", "diag_embed"):
         setattr(T, name, getattr(sh, name))
     for name in ("split", "chunk", "tensor_split", "unbind", "narrow", "select", "tile",
-                 "repeat_interleave", "roll"):
+                 "repeat_interleave"):
         setattr(T, name, getattr(join, name))
+    T.roll = roll_method
     T.t_ = _t_inplace
     T.flip = flip_method
     T.tile = tile_method

@@ -1395,8 +1395,10 @@ class Tensor:
         ...
     @property
     def retains_grad(self) -> _bool: ...
-    def roll(self, /, shift: Any, axis: Any = None, *, dims: Any = None) -> Tensor:
-        """Shift elements cyclically along axes (flattened when no axis): two slices joined."""
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        """``x.roll(shifts, dims)`` (torch): as many shifts as dims, or one shift and no dims
+        (the flattened tensor); the Array API's ``roll`` also takes one shift for many axes.
+        """
         ...
     def rot90(self, k: _int = 1, dims: Sequence[_int] = (0, 1)) -> Tensor:
         """Rotate by 90 degrees ``k`` times in the plane of ``dims`` (from the first axis

@@ -592,3 +592,39 @@ def test_bools_and_ints_in_keys_index_like_torch(device, shape, key):
         return x
     _like_torch(get, device, same_message=False)
     _like_torch(put, device, same_message=False)
+
+
+# ------------------------------ issue 32: seeds 30 and 40 (layer_norm, arange, roll, index_select)
+SEED_30_40 = [
+    ("layer_norm_int", lambda m, d: m.nn.functional.layer_norm(m.zeros(0, device=d), 0)),
+    ("layer_norm_int3", lambda m, d: m.nn.functional.layer_norm(m.zeros(2, 3, device=d), 3)),
+    ("layer_norm_list", lambda m, d: m.nn.functional.layer_norm(m.ones(2, 3, device=d), [3])),
+    ("layer_norm_module_int", lambda m, d: m.nn.LayerNorm(3).to(d)(m.ones(2, 3, device=d))),
+    ("arange_tiny_step", lambda m, d: m.arange(2.2250738585072014e-308, 0,
+                                               2.2250738585072014e-308, device=d)),
+    ("arange_tiny_negative", lambda m, d: m.arange(0, 1e-310, -1e-310, device=d)),
+    ("arange_tiny_ok", lambda m, d: m.arange(0, 1e-300, 1e-300, device=d)),
+    ("roll_one_shift_two_dims", lambda m, d: m.zeros((4, 3, 0), dtype=m.bool, device=d).roll(
+        0, [1, 2])),
+    ("roll_one_shift_two_dims_full", lambda m, d: m.arange(12, device=d).reshape(4, 3).roll(
+        1, [0, 1])),
+    ("roll_two_shifts_no_dims", lambda m, d: m.arange(12, device=d).reshape(4, 3).roll([1, 2])),
+    ("roll_fn_two_shifts_no_dims", lambda m, d: m.roll(m.arange(12, device=d), [1, 2])),
+    ("roll_one_shift_seq", lambda m, d: m.arange(12, device=d).reshape(4, 3).roll([2])),
+    ("roll_aligned", lambda m, d: m.arange(12, device=d).reshape(4, 3).roll([1, 2], [0, 1])),
+    ("roll_empty_any_dim", lambda m, d: m.zeros((4, 0), device=d).roll(1, 7)),
+    ("index_select_scalar_empty", lambda m, d: m.tensor(1.0, device=d).index_select(
+        -1, m.tensor([], dtype=m.int64, device=d))),
+    ("index_select_scalar_two", lambda m, d: m.tensor(1.0, device=d).index_select(
+        0, m.tensor([0, 0], device=d))),
+    ("index_select_scalar_one", lambda m, d: m.tensor(1.0, device=d).index_select(
+        0, m.tensor([0], device=d))),
+]
+
+
+@pytest.mark.parametrize("name,call", SEED_30_40, ids=[c[0] for c in SEED_30_40])
+def test_seed_30_and_40_findings_match_torch(device, name, call):
+    """F.layer_norm takes a sequence only (nn.LayerNorm an int too); arange's step-sign check
+    is by sign ((end - start) * step underflowed to -0); roll wants as many shifts as dims
+    (or one shift, no dims); a 0-d tensor's index_select takes exactly one index."""
+    _like_torch(lambda m, d: call(otorch if m is ot else m, d), device, same_message=False)

@@ -166,10 +166,12 @@ def index_select(x: Tensor, dim: int, index: Tensor) -> Tensor:
         raise ShapeError(f"index_select: index must be 1-D, got {index.ndim}-D")
     if index._device is not x._device:  # torch too (x[index] alone accepts a cpu index)
         raise DeviceMismatchError(mismatch_message("index_select", x.device, index.device))
-    if x.ndim == 0:  # torch: a 0-d input is one element along dim 0
+    if x.ndim == 0:  # torch: a 0-d input is one element along dim 0, picked once
         normalize_axis(dim, 1)
-        out = select_along(x.reshape(1), 0, index, "index out of range in self")
-        return out.reshape(()) if out.numel() == 1 else out
+        if index.numel() != 1:
+            raise ShapeError(f"index_select(): Index to scalar can have only 1 value, got "
+                             f"{index.numel()} value(s)")
+        return select_along(x.reshape(1), 0, index, "index out of range in self").reshape(())
     d = normalize_axis(dim, x.ndim)
     # torch refuses a negative index (getitem would wrap it)
     return select_along(x, d, index, "index out of range in self")

@@ -10,6 +10,7 @@ from typing import Any, Sequence
 from ...core.autocast_state import autocast_operands, state as _autocast
 from ...core.capture_hooks import composite
 from ...core.graph import no_grad_ctx
+from ...core.shape_util import as_shape
 from ...core.tensor import Tensor
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "normalize",
@@ -91,13 +92,14 @@ def _batch_norm_no_channels(input: Tensor, running_mean: Tensor | None,  # noqa:
 
 
 @composite("layer_norm")
-def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int,  # noqa: A002
+def layer_norm(input: Tensor, normalized_shape: Sequence[int],  # noqa: A002
                weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
-    """Normalize over the trailing ``normalized_shape`` dims (biased variance)."""
+    """Normalize over the trailing ``normalized_shape`` dims (biased variance).
+    ``normalized_shape`` is a sequence, as in torch (``nn.LayerNorm`` takes a bare int)."""
     if _autocast.active:
         input, weight, bias = autocast_operands("layer_norm", input, weight, bias)  # noqa: A001
-    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    ns = as_shape((normalized_shape,), "normalized_shape", "layer_norm", sequence=True)
     if not ns:
         raise ValueError("layer_norm: normalized_shape must have at least one dim (torch), "
                          "got []")

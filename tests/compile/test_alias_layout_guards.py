@@ -219,6 +219,32 @@ def test_segment_writes_into_a_noncontiguous_input(device):
         compiler.config.segments = old
 
 
+def test_segment_writes_in_place_into_a_strided_input_before_its_break(device):
+    """A fused group whose in-place buffer is strided runs its fallback, one primitive at a
+    time: those must not go through the segmented call's deferring proxy, which took them
+    for the program's own, diverged and ran the write again (x doubled twice)."""
+    dt = _dt(device)
+
+    def f(x):
+        x.mul_(2)
+        s = float(x.sum().item())   # the break: mul_ is the first segment's plan
+        x.add_(s)
+        return x * 1
+
+    def make():
+        return ot.arange(24, dtype=dt, device=device).reshape(4, 6)[:, 1::2]
+    old = compiler.config.segments
+    compiler.config.segments = True
+    try:
+        cf = ot.compile(f)
+        for _ in range(4):
+            a, b = make(), make()
+            want, got = f(a), cf(b)
+            assert got.tolist() == want.tolist() and b.tolist() == a.tolist()
+    finally:
+        compiler.config.segments = old
+
+
 def test_segment_with_aliased_inputs(device):
     dt = _dt(device)
 

@@ -209,9 +209,13 @@ def _fallback(p: _planner.Planned, steps: list, views: dict[int, Node],
     order = pre + nodes
     order.sort(key=lambda n: next(i for i, s in enumerate(steps) if s is n))
 
+    # the backend now, as the plan's other steps bind theirs: at replay time a segmented
+    # call has swapped in its deferring proxy, which would take these primitives for the
+    # program's own (and run the segment's in-place writes a second time)
+    be = device.backend
+
     def run(*arrays: Any) -> Any:
         from ...core.dtypes import as_dtype
-        be = device.backend
         env = {v.id: a for v, a in zip(inputs, arrays)}
 
         def res(a: Any) -> Any:

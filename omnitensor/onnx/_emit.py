@@ -253,8 +253,8 @@ class Emitter:
             if not hasattr(src, "id") or tuple(src.shape) != tuple(v.shape) or not (
                     n.op == "reshape" or
                     (n.op == "permute" and tuple(n.args[1]) == tuple(range(len(v.shape)))) or
-                    (n.op == "index" and all(isinstance(k, slice) and k.step in (None, 1)
-                                             for k in n.args[1]))):
+                    (n.op == "index" and isinstance(n.args[1], tuple) and
+                     all(isinstance(k, slice) and k.step in (None, 1) for k in n.args[1]))):
                 break
             v = src
             out.append(v.id)

@@ -33,7 +33,8 @@ from ..core import capture_hooks
 from ..core import device as _device_mod
 from ..core.ops import random as _random
 from ..core.tensor import Tensor
-from .ir import INPLACE_OPS, VIEW_OPS, DTypeName, Graph, Input, Node, Region, Value
+from .ir import (CHECK_ERRORS, INPLACE_OPS, VIEW_OPS, DTypeName, Graph, Input, Node, Region,
+                 Value)
 
 __all__ = ["trace", "Recorder", "Unsupported", "user_location"]
 
@@ -311,14 +312,18 @@ class Recorder:
         if not self._other_thread():
             self._pending_gen = generator
 
-    def check(self, flag: Tensor, what: str) -> bool:
+    def check(self, flag: Tensor, what: str, error: type[Exception] = RuntimeError) -> bool:
         """A validation read (``flag`` a 0-d bool tensor that must be True): a ``check``
-        node, not a break; replay raises ``RuntimeError(what)`` when it is False."""
+        node, not a break; replay raises ``error(what)`` when it is False (eager's
+        exception: a compiled call raises what the eager call does)."""
         if self._other_thread():
             return bool(flag.item())
         dev = flag._device
         v = self.value_of(flag._data)
-        self.nodes.append(Node("check", (v,), {"what": what}, (), None,
+        kw: dict[str, Any] = {"what": what}
+        if error is not RuntimeError:
+            kw["error"] = error.__name__ if error.__name__ in CHECK_ERRORS else "RuntimeError"
+        self.nodes.append(Node("check", (v,), kw, (), None,
                                self._region_stack[-1] if self._region_stack else None,
                                None if str(dev) == self.device else str(dev)))
         self._inner += 1

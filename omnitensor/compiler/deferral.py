@@ -24,7 +24,8 @@ from ..backends.interpose import Interposer, Policy
 from ..core import capture_hooks
 from ..core.device import device as _device
 from . import aliasing, capture
-from .ir import INPLACE_OPS, VIEW_OPS, DTypeName, Node, Value
+from .replay import primitive
+from .ir import INPLACE_OPS, VIEW_OPS, DTypeName, Node, Value, check_error
 from .matching import Matcher, _np_dtype
 
 if TYPE_CHECKING:
@@ -157,7 +158,7 @@ class Session(Matcher):
     def region(self, name: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         return fn(*args, **kwargs)
 
-    def check(self, flag: Any, what: str) -> bool:
+    def check(self, flag: Any, what: str, error: type[Exception] = RuntimeError) -> bool:
         if self.diverged or threading.get_ident() != self._thread:
             return self._read_flag(flag)
         i = self.pos
@@ -340,13 +341,12 @@ class Session(Matcher):
             kw = {k: self._resolve(v) for k, v in n.kwargs.items() if k != "generator"}
             if n.op == "check":
                 if not bool(be.to_numpy(a[0]).reshape(()).item()):
-                    raise RuntimeError(n.kwargs.get("what", "a check"))
+                    raise check_error(n.kwargs)(n.kwargs.get("what", "a check"))
                 continue
             if n.op == "random_bits":
                 key, counter = self.draws[i]
                 a = (a[0], key, counter, a[3])
-            f = be.hook(n.op[5:]) if n.op.startswith("hook:") else getattr(be, n.op)
-            r = f(*a, **kw)
+            r = primitive(be, n.op)(*a, **kw)
             if n.inplace_of is not None or n.op in INPLACE_OPS or not n.outputs:
                 continue
             rs = r if isinstance(r, (tuple, list)) else (r,)

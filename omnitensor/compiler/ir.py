@@ -7,8 +7,9 @@ that primitive in ``omnitensor/backends/base.py`` (``"add"`` is ``Backend.add``,
 ``"hook:einsum"`` is the optional hook ``einsum``). Two ops are the capture's own:
 
 * ``"check"``: ``args = (flag,)``, a 0-d bool Value that must be True; ``kwargs["what"]``
-  names the validation (``cross_entropy``'s target range). Replay reads it (one sync) and
-  raises ``RuntimeError(what)`` when it is False: eager code raised there too.
+  names the validation (``cross_entropy``'s target range), ``kwargs["error"]`` (absent for
+  ``RuntimeError``) the exception eager code raised, one of :data:`CHECK_ERRORS`. Replay
+  reads the flag (one sync) and raises that exception when it is False (:func:`check_error`).
 * ``"random_bits"`` nodes carry ``kwargs["generator"] = "default"`` (or ``"arg"`` for a
   user's :class:`~omnitensor.Generator`): replay draws a fresh ``(key, counter)`` from that
   generator, exactly as the eager call would have, instead of the recorded constants.
@@ -29,8 +30,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import IndexOutOfRangeError
+
 __all__ = ["Value", "Node", "Region", "Input", "Graph", "DTypeName", "VIEW_OPS",
-           "INPLACE_OPS", "IR_OPS", "state_writes"]
+           "INPLACE_OPS", "IR_OPS", "CHECK_ERRORS", "check_error", "state_writes"]
 
 #: Primitives whose result may be a view of their first operand.
 VIEW_OPS = frozenset(("reshape", "permute", "broadcast_to", "index", "flip", "diagonal",
@@ -40,6 +43,14 @@ INPLACE_OPS = frozenset(("assign", "assign_from_host", "scatter_nd",
                          "hook:index_put_advanced", "hook:index_add_advanced"))
 #: Ops that are not backend primitives (the capture's own; see the module docstring).
 IR_OPS = frozenset(("check",))
+#: the exceptions a ``check`` node may raise, by the name its ``kwargs["error"]`` holds
+CHECK_ERRORS: dict[str, type[Exception]] = {
+    e.__name__: e for e in (RuntimeError, IndexError, IndexOutOfRangeError, ValueError)}
+
+
+def check_error(kwargs: dict) -> type[Exception]:
+    """The exception a failing ``check`` node with ``kwargs`` raises (eager's)."""
+    return CHECK_ERRORS.get(kwargs.get("error", "RuntimeError"), RuntimeError)
 
 
 class DTypeName(str):

@@ -21,7 +21,8 @@ from ..core.device import device as _device
 from ..core.dtypes import as_dtype
 from ..core.ops import random as _random
 from ..core.shape_util import prod
-from .ir import DTypeName, Graph, Node, Value
+from ..errors import IndexOutOfRangeError
+from .ir import DTypeName, Graph, Node, Value, check_error
 
 __all__ = ["Launch", "Plan", "build_plan", "run", "register_planner", "PLANNERS"]
 
@@ -184,11 +185,12 @@ class _Source:
             self.ns[fname] = _checker(nb)
             self.ns[f"m{si}"] = (f"{n.kwargs.get('what', 'a check')} (found during a "
                                  f"compiled replay)")
+            self.ns[f"e{si}"] = check_error(n.kwargs)
             self.body.append((f"    if not {fname}({expr(n.args[0])}): "
-                              f"raise RuntimeError(m{si})", reads))
+                              f"raise e{si}(m{si})", reads))
             return
         fname = f"f{si}"
-        self.ns[fname] = nb.hook(n.op[5:]) if n.op.startswith("hook:") else getattr(nb, n.op)
+        self.ns[fname] = primitive(nb, n.op)
         pre, args_code = self._arguments(si, n)
         call = f"{fname}({args_code})"
         if n.inplace_of is not None:
@@ -256,6 +258,28 @@ def _names_in(a: Any, names: dict[int, str]) -> list[str]:
             out += _names_in(x, names)
         return out
     return []
+
+
+#: hooks that index with tensors and, on a backend whose ``checks_index_bounds``, check the
+#: bounds themselves (core records no check node there): their IndexError is eager's
+#: IndexOutOfRangeError (``core/ops/indexing.py`` converts it the same way)
+_SELF_CHECKED = frozenset(("hook:index_advanced", "hook:index_put_advanced"))
+
+
+def primitive(be: Any, op: str) -> Callable[..., Any]:
+    """The callable a node of ``op`` runs on backend ``be``, raising what eager raises."""
+    fn = be.hook(op[5:]) if op.startswith("hook:") else getattr(be, op)
+    if op not in _SELF_CHECKED or not be.checks_index_bounds:
+        return fn
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except IndexError as e:
+            if isinstance(e, IndexOutOfRangeError):
+                raise
+            raise IndexOutOfRangeError(str(e)) from None
+    return checked
 
 
 def _checker(be: Any) -> Callable[[Any], bool]:

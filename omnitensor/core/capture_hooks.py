@@ -35,9 +35,10 @@ class Recorder(Protocol):
         """Run ``fn(*args, **kwargs)`` as the composite region ``name`` and return its
         result."""
 
-    def check(self, flag: Any, what: str) -> bool:
+    def check(self, flag: Any, what: str, error: type[Exception] = RuntimeError) -> bool:
         """``bool(flag.item())`` for a validation (a 0-d bool tensor that must be True),
-        recorded as a check the replay repeats instead of a graph break."""
+        recorded as a check the replay repeats instead of a graph break (raising ``error``,
+        the exception eager code raises there)."""
 
     def host_compute(self, what: str) -> None:
         """Core is about to compute on the host, out of the backend's sight: a break."""
@@ -63,14 +64,15 @@ def set_active(recorder: Recorder | None) -> Recorder | None:
     return previous
 
 
-def check(flag: Any, what: str) -> bool:
+def check(flag: Any, what: str, error: type[Exception] = RuntimeError) -> bool:
     """``bool(flag.item())``: a validation read (``flag`` a 0-d bool tensor that is True
-    for valid input; ``what`` the error a failing replay raises). Under a capture it is a
-    ``check`` node, not a graph break."""
+    for valid input; a failing replay raises ``error(what)``: pass the exception the caller
+    raises when this returns False, so compiled code raises what eager code does). Under a
+    capture it is a ``check`` node, not a graph break."""
     recorder = _active
     if recorder is None:
         return bool(flag.item())
-    return recorder.check(flag, what)
+    return recorder.check(flag, what, error)
 
 
 def host_compute(what: str) -> None:

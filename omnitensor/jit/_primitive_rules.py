@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from ..backends.base import BINARY, PREDICATES, REDUCTIONS, UNARY
-from ..compiler.ir import Node, Value
+from ..compiler.ir import CHECK_ERRORS, Node, Value
 from ..kernels.primitives import PRIMITIVES, where
 from ._program import INFO, fits, is_int, numel
 
@@ -464,6 +464,8 @@ def _check(c: "_Checker", n: Node) -> Result:
     what = n.kwargs.get("what", "")
     if f.shape != () or f.dtype != "bool" or not isinstance(what, str) or len(what) > 1000:
         raise c.fail("the flag must be a 0-d bool and the message a short string")
+    if n.kwargs.get("error", "RuntimeError") not in CHECK_ERRORS:
+        raise c.fail(f"the error must be one of {sorted(CHECK_ERRORS)}")
     return []
 
 
@@ -480,7 +482,7 @@ RULES: dict[str, Callable[[Any, Node], Any]] = {
     **{op: _elementwise for op in UNARY + BINARY}, **{op: _reduction for op in REDUCTIONS},
 }
 #: the keywords a primitive may be recorded with, besides ``out=`` (elementwise, reductions)
-EXTRA_KWARGS = {"reshape": {"copy"}, "random_bits": {"generator"}, "check": {"what"}}
+EXTRA_KWARGS = {"reshape": {"copy"}, "random_bits": {"generator"}, "check": {"what", "error"}}
 OUT_OK = frozenset(UNARY + BINARY + REDUCTIONS)
 
 

@@ -34,7 +34,7 @@ OPS = frozenset(UNARY + BINARY + REDUCTIONS + (
     "concat", "pad", "diagonal", "gather_nd", "scatter_nd", "sort", "argsort",
     "searchsorted", "matmul", "random_bits", "full", "empty", "arange", "from_numpy",
     "check"))
-_KWARGS = frozenset(("out", "copy", "generator", "what"))
+_KWARGS = frozenset(("out", "copy", "generator", "what", "error"))
 _DTYPES = frozenset(("float16", "bfloat16", "float32", "float64", "complex64", "complex128",
                      "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                      "bool"))
@@ -245,8 +245,9 @@ def validate(graph: Any) -> None:
         if n.device not in (None, "cpu"):
             raise _bad(f"node device {n.device!r}")
         _check_arg(n.args)
-        _check_arg(tuple(v for k, v in n.kwargs.items() if k != "what"))
-        if not isinstance(n.kwargs.get("what", ""), str):
+        _check_arg(tuple(v for k, v in n.kwargs.items() if k not in ("what", "error")))
+        if not isinstance(n.kwargs.get("what", ""), str) or \
+                not isinstance(n.kwargs.get("error", ""), str):
             raise _bad("check message")
         for v in n.outputs:
             _check_value(v)

@@ -219,7 +219,7 @@ def _checked_indices(idx: Tensor, n: int, axis: int, negative: bool = True) -> T
             # read: under a capture a "check" node, not a graph break)
             if not capture_hooks.check(((idx >= low) & (idx < n)).all(),
                                        f"index out of bounds for dimension {axis} with "
-                                       f"size {n}"):
+                                       f"size {n}", IndexOutOfRangeError):
                 outside = (idx < low) | (idx >= n)
                 if not negative:  # torch names the first offending index
                     bad = int(idx.reshape(-1)[outside.reshape(-1)][0].item())

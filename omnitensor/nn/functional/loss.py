@@ -265,7 +265,8 @@ def _cross_entropy_index(x: Tensor, t: Tensor, weight: Tensor | None, ignore_ind
         n_targets = ops.sum(validf)
         # every non-ignored target must be a class index (torch raises too): one sync
         if not capture_hooks.check(ops.eq(ops.sum(hitf), n_targets),
-                                   f"cross_entropy: a target is out of bounds for {c} classes"):
+                                   f"cross_entropy: a target is out of bounds for {c} classes",
+                                   IndexError):
             bad = [v for v in t.tolist() if v != ignore_index and not 0 <= v < c]
             raise IndexError(f"cross_entropy: target {bad[0]} is out of bounds for {c} "
                              f"classes")

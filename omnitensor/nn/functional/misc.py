@@ -224,7 +224,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
     # torch refuses negative indices here (index_select alone would wrap -1 to the last row)
     if flat.numel() and not capture_hooks.check(
             ((flat >= 0) & (flat < num)).all(),
-            f"embedding: an index is out of range for {num} embeddings"):
+            f"embedding: an index is out of range for {num} embeddings", IndexError):
         bad = flat[(flat < 0) | (flat >= num)][0].item()
         raise IndexError(f"embedding: index {bad} is out of range for {num} embeddings "
                          f"(valid: 0 to {num - 1}; torch: index out of range in self)")

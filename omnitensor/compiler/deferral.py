@@ -24,7 +24,7 @@ from ..backends.interpose import Interposer, Policy
 from ..core import capture_hooks
 from ..core.device import device as _device
 from . import aliasing, capture
-from .replay import primitive
+from .replay import SELF_CHECKED, primitive
 from .ir import INPLACE_OPS, VIEW_OPS, DTypeName, Node, Value, check_error
 from .matching import Matcher, _np_dtype
 
@@ -109,6 +109,13 @@ class Session(Matcher):
             # it would alias where the program's copies did not; the segment goes on eagerly
             self._run_pending(seg)
             self.eager_here = True
+        if op in SELF_CHECKED and not self.eager_here and \
+                self.real[label].checks_index_bounds:
+            # it checks its indices itself (NumPy's, on cpu: core recorded no check node):
+            # run for real here, as check() does, so an index out of range raises where
+            # eager raises, before the program runs on
+            self._run_pending(seg)
+            self.eager_here = True
         self.pos = i + 1
         if op == "random_bits":
             self.draws[i] = (args[1], args[2])
@@ -167,10 +174,15 @@ class Session(Matcher):
         if n is None or n.op != "check" or not self._same(n.args[0], flag._data):
             self.diverge("a validation differs from the capture")
             return self._read_flag(flag)
+        if not self.eager_here:
+            # the program must not run past a validation that fails: eager raised there,
+            # before any later .grad, optimizer step or log entry (a plan checking it at
+            # the break left those done with unwritten arrays). What was deferred runs
+            # now; the segment goes on eagerly to its break
+            self._run_pending(seg)
+            self.eager_here = True
         self.pos = i + 1
-        if self.eager_here:
-            return self._read_flag(flag)
-        return True   # the segment's plan checks it and raises there
+        return self._read_flag(flag)
 
     def _read_flag(self, flag: Any) -> bool:
         label = None if str(flag._device) == self.owner.device else str(flag._device)
@@ -301,8 +313,7 @@ class Session(Matcher):
         try:
             res = seg.plan([self.py[v] for v in seg.inputs])
         except BaseException:
-            # a check failed inside the plan (cross_entropy's target range): what ran before
-            # it stays done, as in eager; nothing is run again
+            # (the program's checks ran before the plan, see check(): not one of them)
             self.diverged = True
             raise
         views = self.owner.view_ids

@@ -263,13 +263,13 @@ def _names_in(a: Any, names: dict[int, str]) -> list[str]:
 #: hooks that index with tensors and, on a backend whose ``checks_index_bounds``, check the
 #: bounds themselves (core records no check node there): their IndexError is eager's
 #: IndexOutOfRangeError (``core/ops/indexing.py`` converts it the same way)
-_SELF_CHECKED = frozenset(("hook:index_advanced", "hook:index_put_advanced"))
+SELF_CHECKED = frozenset(("hook:index_advanced", "hook:index_put_advanced"))
 
 
 def primitive(be: Any, op: str) -> Callable[..., Any]:
     """The callable a node of ``op`` runs on backend ``be``, raising what eager raises."""
     fn = be.hook(op[5:]) if op.startswith("hook:") else getattr(be, op)
-    if op not in _SELF_CHECKED or not be.checks_index_bounds:
+    if op not in SELF_CHECKED or not be.checks_index_bounds:
         return fn
 
     def checked(*args: Any, **kwargs: Any) -> Any:

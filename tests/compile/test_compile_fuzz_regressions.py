@@ -82,3 +82,55 @@ def test_out_of_range_index_raises_as_eager(device, fn):
                         ot.tensor(idx, device=dev)]
     _same_as_eager(fn, [call([0, 1]), call([1, 0]), call([1, 5]), call([0, 1]),
                         call([-3, 0])])
+
+
+# ------------------------------------------------- a failing validation in a segmented call
+# (the fuzz, seed 10922 on opencl:0: a segmented replay let the program run past a failing
+# index check (the segment's plan checked it at the next break), so backward and the
+# optimizer step ran on unwritten arrays: the parameter read uninitialised memory, -5e-324
+# where eager's 0.0 was, on the next call)
+
+def _training_step(state: Any) -> Callable[..., Any]:
+    param = (ot.arange(12, dtype=ot.float64, device=state.device) % 5 - 2).reshape(4, 3)
+    param.requires_grad_()
+    opt = ot.optim.SGD([param], lr=0.5, momentum=0.5)
+
+    def step(x0, x2):
+        v1 = state * float(x2.sum() > 0)          # a break: the call is segmented
+        v1[x0.flatten()[:2] % 5]                   # a validation: out of range on call 1
+        (param * state).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        with ot.no_grad():
+            param.clamp_(-50, 50)
+        return x2 * 2 if bool((v1 > -1).any()) else x2   # a break
+    step.param = param  # type: ignore[attr-defined]
+    return step
+
+
+@pytest.mark.parametrize("segments", [True, None])
+def test_a_failing_check_stops_a_segmented_call_where_eager_stops(device, segments):
+    from omnitensor import compiler
+    dev = str(device)
+    old = compiler.config.segments
+    compiler.config.segments = segments
+    try:
+        runs = []
+        for compiled in (False, True):
+            state = ot.zeros(4, 3, dtype=ot.float64, device=dev)
+            step = _training_step(state)
+            fn = ot.compile(step) if compiled else step
+            outs = []
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for seed in (1092200, 1092201, 1092202, 1092201, 1092200):
+                    x0, x2 = (ot.tensor(np.random.default_rng(seed + k).integers(-3, 4, (4, 3)),
+                                        device=dev) for k in (0, 2))
+                    o, _ = _outcome(fn, [x0, x2])
+                    outs.append((o, step.param.detach().cpu().tolist(),
+                                 state.cpu().tolist()))
+            runs.append(outs)
+        for k, (e, c) in enumerate(zip(*runs)):
+            assert c == e, f"call {k}: compiled {c} != eager {e}"
+    finally:
+        compiler.config.segments = old

@@ -276,7 +276,7 @@ class Tensor:
         return complex(self._scalar("complex"))
 
     def __index__(self) -> int:
-        if self._dtype.kind not in "iu":
+        if self._dtype.kind not in "biu":  # a bool is 0 or 1 here, as in torch
             raise TypeError(f"only integer tensors can be used as an index, got "
                             f"{self._dtype.name}")
         return int(self._scalar("index"))

@@ -980,7 +980,7 @@ class Tensor:
         ...
     def log_softmax(self, dim: _int | None = None, dtype: Any = None) -> Tensor:
         """``x - logsumexp(x)`` along ``dim`` (numerically stable); torch's
-        ``log_softmax(input, dim, dtype=None)``.
+        ``log_softmax(input, dim, dtype=None)``: ``dim`` an int (as :func:`softmax`).
         """
         ...
     def logaddexp(self, x2: Any, /) -> Tensor:
@@ -1513,7 +1513,8 @@ class Tensor:
         ...
     def softmax(self, dim: _int | None = None, dtype: Any = None) -> Tensor:
         """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (numerically stable); torch's
-        ``softmax(input, dim, dtype=None)``.
+        ``softmax(input, dim, dtype=None)``: ``dim`` an int (only ``nn.functional.softmax``
+        keeps the legacy implicit dim).
         """
         ...
     def solve(self, *args: Any, **kwargs: Any) -> Any:

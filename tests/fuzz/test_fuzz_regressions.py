@@ -628,3 +628,39 @@ def test_seed_30_and_40_findings_match_torch(device, name, call):
     is by sign ((end - start) * step underflowed to -0); roll wants as many shifts as dims
     (or one shift, no dims); a 0-d tensor's index_select takes exactly one index."""
     _like_torch(lambda m, d: call(otorch if m is ot else m, d), device, same_message=False)
+
+
+# ------------------- issue 32: seeds 50-70 (softmax dim, slice steps, __index__, scatter)
+SEED_50_70 = [
+    ("tensor_softmax_none", lambda m, d: m.zeros((3, 0, 1), device=d).softmax(None)),
+    ("tensor_log_softmax_none", lambda m, d: m.zeros(3, device=d).log_softmax(None)),
+    ("torch_softmax_none", lambda m, d: m.softmax(m.zeros(3, device=d), None)),
+    ("functional_softmax_none", lambda m, d: m.nn.functional.softmax(m.zeros(2, 3, device=d),
+                                                                     None)),
+    ("tensor_softmax_int", lambda m, d: m.ones(2, 3, device=d).softmax(-1)),
+    ("positive_step", lambda m, d: m.arange(5.0, device=d)[1::2]),
+    ("bool_as_index", lambda m, d: m.arange(3.0, device=d)[:int(
+        "ab" * m.ones((1, 1, 1), dtype=m.bool, device=d) == "ab")]),
+    ("scatter_0d_index_empty_src", lambda m, d: m.zeros(4, device=d).scatter(
+        0, m.tensor(0, device=d), m.zeros(0, device=d))),
+    ("scatter_index_larger_than_src", lambda m, d: m.zeros((4, 3), device=d).scatter(
+        0, m.zeros((2, 2), dtype=m.int64, device=d), m.ones((1, 5), device=d))),
+    ("scatter_add_index_larger_than_src", lambda m, d: m.zeros(4, device=d).scatter_add(
+        0, m.tensor([0], device=d), m.zeros(0, device=d))),
+    ("scatter_add_0d_src", lambda m, d: m.zeros(4, device=d).scatter_add(
+        0, m.tensor([1], device=d), m.tensor(5.0, device=d))),
+    ("scatter_smaller_index", lambda m, d: m.zeros((4, 3), device=d).scatter(
+        0, m.ones((2, 2), dtype=m.int64, device=d), m.ones((3, 3), device=d))),
+]
+
+
+@pytest.mark.parametrize("name,call", SEED_50_70, ids=[c[0] for c in SEED_50_70])
+def test_seed_50_to_70_findings_match_torch(device, name, call):
+    """Tensor.softmax/torch.softmax want an int dim (F.softmax keeps the implicit one);
+    a one-element bool tensor is an index
+    (0/1: "ab" * t); scatter's index is no larger than src in any dim, and a 0-d src gives
+    a one-element index its value."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the implicit softmax dim's deprecation
+        _like_torch(lambda m, d: call(otorch if m is ot else m, d), device, same_message=False)

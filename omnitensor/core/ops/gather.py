@@ -100,6 +100,13 @@ def _scatter(x: Tensor, dim: int, index: Tensor, src: Any, accumulate: bool,
     if isinstance(src, Tensor) and isinstance(index, Tensor) and \
             max(src.ndim, 1) != max(index.ndim, 1):
         raise ShapeError("Index tensor must have the same number of dimensions as src tensor")
+    if isinstance(src, Tensor) and isinstance(index, Tensor) and any(
+            a > b for a, b in zip(index.shape or (1,), src.shape or (1,))):
+        # torch: src gives each index entry its value, so it is at least as large (a 0-d
+        # one counts as one element)
+        raise ShapeError(f"Expected index {list(index.shape)} to be no larger than self "
+                         f"{list(x.shape)} apart from dimension {dim} and to be no larger "
+                         f"size than src {list(src.shape)}")
     if isinstance(index, Tensor) and _zero_d(x, index):
         normalize_axis(dim, 1)
         s = src.reshape(-1) if isinstance(src, Tensor) else src
@@ -111,6 +118,8 @@ def _scatter(x: Tensor, dim: int, index: Tensor, src: Any, accumulate: bool,
         out = x.clone()
         if isinstance(src, Tensor):
             sd = src._data if src._dtype is x._dtype else be.astype(src._data, x._dtype.np)
+            if src.ndim == 0:  # one element for a one-element index (checked above)
+                sd = be.reshape(sd, (1,) * index.ndim)
             if src.shape != index.shape:
                 sd = be.index(sd, tuple(slice(0, n, 1) for n in index.shape))
         else:

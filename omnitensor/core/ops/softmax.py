@@ -14,7 +14,7 @@ from typing import Any
 
 from ..dtypes import get_default_dtype
 from ..graph import needs_grad, no_grad_ctx, record
-from ..shape_util import normalize_axis
+from ..shape_util import int_arg, normalize_axis
 from ..tensor import Tensor
 from .creation import ones_like, zeros_like
 
@@ -79,11 +79,12 @@ def _log_softmax_backward(node: Any, g: Tensor) -> tuple:
 
 def softmax(x: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
     """``exp(x - max) / sum(exp(x - max))`` along ``dim`` (numerically stable); torch's
-    ``softmax(input, dim, dtype=None)``."""
-    return softmax_node(x, dim, dtype, False)
+    ``softmax(input, dim, dtype=None)``: ``dim`` an int (only ``nn.functional.softmax``
+    keeps the legacy implicit dim)."""
+    return softmax_node(x, int_arg(dim, "dim", "softmax"), dtype, False)
 
 
 def log_softmax(x: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
     """``x - logsumexp(x)`` along ``dim`` (numerically stable); torch's
-    ``log_softmax(input, dim, dtype=None)``."""
-    return softmax_node(x, dim, dtype, True)
+    ``log_softmax(input, dim, dtype=None)``: ``dim`` an int (as :func:`softmax`)."""
+    return softmax_node(x, int_arg(dim, "dim", "log_softmax"), dtype, True)

@@ -12,9 +12,11 @@ Values are small integers and every op but a few marked inexact (``tanh``, ``exp
 ``mean``, ``softmax``) keeps them integers below 1e6, so results are exact in float32 and
 float64 whatever order a fused kernel computes in: casts to int and comparisons stay
 deterministic, and compiled results must equal eager's exactly (inexact values within
-float32 rounding). A :class:`Call` says how one call's inputs are made: the shape variant,
-each input's layout (contiguous, transposed, strided, at an offset, expanded) and its
-aliasing (the same tensor twice, a second view of one, overlapping windows of one buffer,
+float32 rounding). ``compile_fuzz_training.py`` adds the kinds training code uses (indexed
+writes, a parameter and its optimizer step, linear/conv1d, promotion, breaks on values that
+change between calls). A :class:`Call` says how one call's inputs are made: the shape
+variant, each input's layout (contiguous, transposed, strided, at an offset, expanded,
+another dtype, on the host) and its aliasing (the same tensor twice, a second view of one, overlapping windows of one buffer,
 a view of the captured state).
 """
 from __future__ import annotations
@@ -26,9 +28,13 @@ from typing import Any
 import numpy as np
 
 import omnitensor as ot
+from compile_fuzz_training import PARAM_ROOTS, TrainingKinds
 
 LIMIT = 1e6          # |value| bound that keeps float32 integer arithmetic exact
-LAYOUTS = ("c", "t", "s", "o", "e")     # contiguous, transposed, strided, offset, expanded
+# contiguous, transposed, strided, offset, expanded; another dtype (float64 <-> float32,
+# int64 -> int32), on the host (cpu) while the rest is on the device
+LAYOUTS = ("c", "t", "s", "o", "e", "d", "h")
+_OTHER_DTYPE = {"float64": "float32", "float32": "float64", "int64": "int32"}
 ALIASES = ("none", "same", "view", "overlap", "state")
 
 
@@ -53,6 +59,7 @@ class Program:
     writes_state: bool
     breaks: bool
     written: frozenset      # inputs the program may write in place
+    has_param: bool = False  # ``make`` holds a parameter ``param`` (``prog.param``)
 
     def factory(self) -> Any:
         ns: dict = {"ot": ot}
@@ -77,8 +84,17 @@ def _bshape(shapes: list) -> bool:
         return False
 
 
-class Generator:
-    """Builds one program from ``seed`` (see the module docstring)."""
+def param_source(shape: tuple, momentum: float) -> list[str]:
+    """The lines of ``make`` that create the parameter ``param`` and its ``opt``."""
+    n = int(np.prod(shape))
+    return [f"param = (ot.arange({n}, dtype=ot.float64, device=state.device) % 5 - 2)"
+            f".reshape({tuple(shape)}).requires_grad_()",
+            f"opt = ot.optim.SGD([param], lr=0.5, momentum={momentum})"]
+
+
+class Generator(TrainingKinds):
+    """Builds one program from ``seed`` (see the module docstring and
+    ``compile_fuzz_training.py``)."""
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
@@ -104,6 +120,9 @@ class Generator:
         self.state = Var("state", [self.variants[0]] * 2, "float64", True, 50.0,
                          roots=frozenset(["state"]))
         self.vars.append(self.state)
+        self.param = Var("param", [self.variants[0]] * 2, "float64", True, 50.0,
+                         roots=PARAM_ROOTS)
+        self.param_lines = param_source(self.variants[0], r.choice((0.0, 0.5)))
         self.lines: list[str] = []
         self.writes_state = False
         self.breaks = False
@@ -121,6 +140,8 @@ class Generator:
             # the inputs survive only where the variants share the shape
             env: dict = {"ot": ot, "log": [],
                          "state": ot.zeros(self.variants[0], dtype=ot.float64)}
+            for line in self.param_lines:
+                exec(line, env)
             for i in range(self.n):
                 env[f"x{i}"] = _value(self.in_shapes[k][i], self.in_dtypes[i], 7 + k * 31 + i)
             for line in self.lines:
@@ -140,12 +161,16 @@ class Generator:
             if cand is not None:
                 self._try(*cand)
         outs = [v.name for v in self.vars[self.n + 1:]][-3:] or ["x0"]
-        body = "\n".join("        " + ln for ln in self.lines) or "        pass"
+        body = "\n".join("        " + ln.replace("\n", "\n        ")
+                         for ln in self.lines) or "        pass"
         args = ", ".join(f"x{i}" for i in range(self.n))
-        src = (f"def make(state, log):\n    def prog({args}):\n{body}\n"
-               f"        return ({', '.join(outs)},)\n    return prog\n")
+        has_param = any("param" in ln or "opt." in ln for ln in self.lines)
+        pre = "".join(f"    {ln}\n" for ln in self.param_lines) if has_param else ""
+        post = "    prog.param = param\n" if has_param else ""
+        src = (f"def make(state, log):\n{pre}    def prog({args}):\n{body}\n"
+               f"        return ({', '.join(outs)},)\n{post}    return prog\n")
         return Program(src, self.n, self.in_shapes, self.in_dtypes, self.variants[0],
-                       self.writes_state, self.breaks, frozenset(self.written))
+                       self.writes_state, self.breaks, frozenset(self.written), has_param)
 
     def _try(self, line: str, name: str | None, exact: bool, bound: float,
              readonly: bool = False, flags: tuple = (), roots: frozenset = frozenset(),
@@ -193,7 +218,10 @@ class Generator:
     def _candidate(self) -> tuple | None:
         r = self.rng
         kind = r.choice(("view", "view", "inplace", "inplace", "binary", "binary", "unary",
-                         "cast", "reduce", "break", "misc"))
+                         "cast", "reduce", "break", "misc",
+                         # compile_fuzz_training.py: what training code does
+                         "index_write", "index_data", "view_write", "train", "linalg",
+                         "bounds", "promote", "break_value"))
         new = f"v{len(self.lines)}"
         return getattr(self, "_" + kind)(new, r)
 
@@ -379,7 +407,9 @@ def calls_for(prog: Program, seed: int, n: int = 8) -> list[Call]:
 def make_inputs(prog: Program, call: Call, device: str, state: Any) -> tuple[list, list]:
     """``(inputs, holders)`` for one call: the argument tensors in ``call``'s layouts and
     aliasing, and every tensor whose memory they view (compared after the call)."""
-    shapes, dtypes = prog.in_shapes[call.variant], prog.in_dtypes
+    shapes = prog.in_shapes[call.variant]
+    dtypes = [_OTHER_DTYPE[d] if lay == "d" else d
+              for d, lay in zip(prog.in_dtypes, call.layouts)]
     arrs = [np.random.default_rng(call.seed + i).integers(-3, 4, s).astype(d)
             for i, (s, d) in enumerate(zip(shapes, dtypes))]
     xs, holders = [], []
@@ -388,7 +418,7 @@ def make_inputs(prog: Program, call: Call, device: str, state: Any) -> tuple[lis
         # writing overlapping memory is undefined (torch refuses it)
         if lay == "e" and (f"x{i}" in prog.written or call.alias != "none"):
             lay = "c"
-        x, h = _laid_out(arr, lay, device)
+        x, h = _laid_out(arr, lay, "cpu" if lay == "h" else device)
         xs.append(x)
         holders.append(h)
     alias = call.alias

@@ -1,14 +1,17 @@
 """Differential fuzzer: random programs (``compile_fuzz_programs.py``: views, in-place ops,
-broadcasts, casts, reductions, graph breaks, a captured state written in place) compiled
-versus eager on the same device, over several calls: the capture, replays, other shapes,
-strided and offset inputs, inputs that alias each other or the state, and calls from
-several threads. Results, the values ``log`` received, every input's memory and the state
-must equal eager's after each call (integers and bools exactly, floats within 1e-4
+broadcasts, casts, reductions, graph breaks, a captured state written in place;
+``compile_fuzz_training.py``: indexed writes, indices from the data, a parameter and its
+optimizer step, linear/conv1d, promotion, breaks on values that change between calls)
+compiled versus eager on the same device, over several calls: the capture, replays, other
+shapes, strided and offset inputs, inputs of another dtype or on the host, inputs that
+alias each other or the state, and calls from several threads. Results, the values
+``log`` received, every input's memory, the state and the parameter must equal eager's
+after each call (integers and bools exactly, floats within 1e-4
 relative: float32 rounding where a value went through ``tanh``/``exp``/``mean``/``softmax``);
 where eager raises, the compiled call raises the same type.
 
-CI runs a bounded slice per device (``OMNITENSOR_COMPILE_FUZZ`` programs, default 40 on cpu
-and 15 elsewhere, about a minute in all); ``-m slow`` runs 1,000
+CI runs a bounded slice per device (``OMNITENSOR_COMPILE_FUZZ`` programs, default 40 on cpu,
+10 on sycl and 15 elsewhere, about half a minute in all); ``-m slow`` runs 1,000
 (``OMNITENSOR_COMPILE_FUZZ_SLOW``). A failure
 prints the program's seed and source, and the call that diverged.
 """
@@ -39,7 +42,8 @@ def _ci_count(device: str) -> int:
     env = os.environ.get("OMNITENSOR_COMPILE_FUZZ")
     if env:
         return int(env)
-    return 40 if device == "cpu" else 15
+    # sycl's calls cost most (its kernels per program): fewer there keeps the slice's time
+    return {"cpu": 40, "sycl": 10}.get(device.split(":")[0], 15)
 
 
 class Divergence(AssertionError):
@@ -151,6 +155,8 @@ def _one_call(prog: Program, call: Call, device: str, side: dict) -> dict:
         got[s] = _outcome(d["fn"], xs)
         ctx[s] = {f"input {i} memory": h for i, h in enumerate(holders)}
         ctx[s]["state"] = d["state"]
+        if prog.has_param:
+            ctx[s]["param"] = d["plain"].param.detach()
         ctx[s]["log"] = d["log"][n_log:]
     try:
         _compare(got["eager"], got["compiled"], ctx["eager"], ctx["compiled"])
@@ -219,7 +225,8 @@ def test_compile_fuzz_thousand(device, request):
 def test_generated_programs_are_valid_and_varied():
     # the generator itself: programs run eagerly for every shape variant, and the slice
     # covers what the fuzzer is for
-    seen = {"break": 0, "inplace": 0, "state": 0, "view": 0, "cast": 0}
+    seen = {"break": 0, "inplace": 0, "state": 0, "view": 0, "cast": 0, "index": 0,
+            "param": 0, "linalg": 0}
     raised = 0
     for seed in range(40):
         p = generate(seed)
@@ -229,6 +236,9 @@ def test_generated_programs_are_valid_and_varied():
         seen["state"] += p.writes_state
         seen["view"] += any(v in src for v in ("[", ".t()", ".view(", ".permute("))
         seen["cast"] += ".to(ot." in src
+        seen["index"] += any(k in src for k in ("index_", "scatter", "[ot.tensor", "gather"))
+        seen["param"] += p.has_param
+        seen["linalg"] += any(k in src for k in ("linear(", "conv1d(", "matmul(", "bmm("))
         make = p.factory()
         for k in range(2):
             call = Call(k, ("c",) * p.n_inputs, "none", seed)

@@ -13,6 +13,12 @@ def _where(op: str | None, name: str) -> str:
     return f"{op}(): argument '{name}'" if op else f"argument '{name}'"
 
 
+def _bool_tensor(value: Any) -> bool:
+    """A bool tensor: an index to Python (``__index__`` gives 0/1, as torch's), never an int
+    argument (torch's argument parser refuses it)."""
+    return getattr(getattr(value, "_dtype", None), "kind", None) == "b"
+
+
 def int_arg(value: Any, name: str = "dim", op: str | None = None) -> int:
     """torch's rule for an int argument (a dim, a size, a count), the one place it is
     written: anything with ``__index__`` (Python and NumPy ints, 0-d integer tensors),
@@ -21,7 +27,7 @@ def int_arg(value: Any, name: str = "dim", op: str | None = None) -> int:
     that give None a meaning, such as "every dim", decide that before calling this)."""
     if value.__class__ is int:  # fast path
         return value
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, (bool, np.bool_)) or _bool_tensor(value):
         raise TypeError(f"{_where(op, name)} must be int, not bool")
     try:
         return int(value.__index__())
@@ -126,7 +132,7 @@ def as_shape(args: Sequence[Any], name: str = "size", op: str | None = None,
         raise TypeError(f"{_where(op, name)} must be tuple of ints, not "
                         f"{type(args[0]).__name__}")
     for pos, a in enumerate(args):
-        if isinstance(a, (bool, np.bool_)) or not hasattr(a, "__index__"):
+        if isinstance(a, (bool, np.bool_)) or _bool_tensor(a) or not hasattr(a, "__index__"):
             raise TypeError(f"{_where(op, name)} must be tuple of ints, but found element "
                             f"of type {type(a).__name__} at pos {pos}")
     shape = tuple(int(a.__index__()) for a in args)

@@ -664,3 +664,20 @@ def test_seed_50_to_70_findings_match_torch(device, name, call):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the implicit softmax dim's deprecation
         _like_torch(lambda m, d: call(otorch if m is ot else m, d), device, same_message=False)
+
+
+BOOL_TENSOR_INTS = [
+    ("transpose", lambda m, d: m.zeros((2, 3), device=d).transpose(0, m.tensor(True, device=d))),
+    ("reshape", lambda m, d: m.zeros((2, 1), device=d).reshape(2, m.tensor(True, device=d))),
+    ("narrow", lambda m, d: m.zeros((2, 3), device=d).narrow(1, m.tensor(True, device=d), 1)),
+    ("narrow_int_tensor", lambda m, d: m.arange(6.0, device=d).reshape(2, 3).narrow(
+        1, m.tensor(1, device=d), 2)),
+    ("list_index", lambda m, d: m.arange(3.0, device=d)[[0, 2][m.tensor(True, device=d)]]),
+]
+
+
+@pytest.mark.parametrize("name,call", BOOL_TENSOR_INTS, ids=[c[0] for c in BOOL_TENSOR_INTS])
+def test_a_bool_tensor_is_an_index_but_not_an_int_argument(device, name, call):
+    """``__index__`` of a one-element bool tensor is 0/1 (torch), but where torch wants an
+    int (a dim, a size, narrow's start) a bool tensor stays refused."""
+    _like_torch(lambda m, d: call(otorch if m is ot else m, d), device, same_message=False)

@@ -119,6 +119,7 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     """Elements ``start .. start+length`` along ``dim`` (a view)."""
     a = normalize_axis(dim, x.ndim)
     n = x.shape[a]
+    start, length = int_arg(start, "start", "narrow"), int_arg(length, "length", "narrow")
     if start < 0:
         start += n
     if not (0 <= start and start + length <= n and length >= 0):

@@ -90,6 +90,7 @@ def library_spmm(sparse: Any, xp: Any, rows: Any, cols: Any, values: Any,
     return xp.asarray(a.tocsr() @ xp.ascontiguousarray(dense))
 
 
+_U32 = np.dtype(np.uint32)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _F32 = np.dtype(np.float32)
 
@@ -205,7 +206,21 @@ class NamespaceBackend(Backend):
         if dtype is _BF16:  # ml_dtypes warns on NaN (NumPy's float16 cast does not)
             with np.errstate(invalid="ignore"):
                 return x.astype(dtype)
+        if x.dtype.kind in "fc" and np.dtype(dtype) == _U32:
+            return self._float_to_uint32(x)
         return x.astype(dtype)
+
+    def _float_to_uint32(self, x: Any) -> Any:
+        """A float array converted to uint32 as the generated kernels convert it
+        (``kernels/ops.cast_expr``: x86's 32-bit conversion, of ``x - 2**31`` with the top
+        bit set from 2**31 up), so NaN, inf and out-of-range values give one answer on every
+        device: NumPy's own answer for those depends on the element's position in the array
+        (its vector loop and its scalar tail convert differently)."""
+        r = x.real if x.dtype.kind == "c" else x
+        with np.errstate(invalid="ignore", over="ignore"):
+            low = r.astype(np.int32).astype(_U32)
+            high = (r - 2.0 ** 31).astype(np.int32).astype(_U32) ^ _U32.type(1 << 31)
+            return self.xp.where(r >= 2.0 ** 31, high, low)
 
     def copy(self, x):
         # ascontiguousarray already copies a non-contiguous array: copy only once

@@ -241,9 +241,11 @@ def kernel_type(op: str, t: CType) -> CType:
 def canonical_cast(ts: CType, td: CType) -> tuple[CType, CType]:
     """A (source, destination) pair whose cast kernel produces the same bits: integer
     destinations up to 32 bits only keep low bits (signedness is irrelevant), and an
-    integer source that is not widened only gives its low bits too. Fewer distinct
-    kernels means less compile time (each costs ~0.1-0.2 s on PoCL)."""
-    if td.kind in "iu" and (td.itemsize < 8 or ts.kind in "biu"):
+    integer source that is not widened only gives its low bits too (from a float, only
+    destinations under 32 bits: a float converts to int32 and uint32 differently, see
+    ``ops.cast_expr``). Fewer distinct kernels means less compile time (each costs
+    ~0.1-0.2 s on PoCL)."""
+    if td.kind in "iu" and (td.itemsize < (8 if ts.kind in "biu" else 4) or ts.kind in "biu"):
         td = UNSIGNED[td.itemsize]
     if ts.kind == "i" and (td.kind == "b" or (td.kind in "iu" and td.itemsize <= ts.itemsize)):
         ts = UNSIGNED[ts.itemsize]

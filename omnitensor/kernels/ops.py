@@ -59,8 +59,32 @@ def cast_expr(src_kind: str, dst_kind: str, dst_c: str, dst_comp: str, dst_real:
             return f"{mk}(({dst_real})x.x, ({dst_real})x.y)"
         return f"{mk}(({dst_real}){src}, 0)"
     if dst_kind in "iu" and src_kind in "fc":
-        if dst_c == "ulong":
-            return (f"({src} >= 9223372036854775808.0 ? (ulong){src} : "
-                    f"(ulong)(long){src})")
-        return f"({dst_comp})(long){src}"
+        return f"({dst_comp}){_x86_float_to_int(src, dst_c)}"
     return f"({dst_comp}){src}"
+
+
+#: x86's truncating conversion to a 32/64-bit integer (cvttss2si/cvttsd2si): NaN and values
+#: out of range give the integer minimum (the float literals are powers of two, exact in
+#: float and double; the minimum itself is the sentinel, so comparing with it is safe)
+_CVT32 = "(!({v} > -2147483648.0f && {v} < 2147483648.0f) ? (int)(-2147483647 - 1) : (int)({v}))"
+_CVT64 = ("(!({v} > -9223372036854775808.0f && {v} < 9223372036854775808.0f) ? "
+          "(long)(-9223372036854775807L - 1) : (long)({v}))")
+
+
+def _x86_float_to_int(x: str, dst_c: str) -> str:
+    """``x`` (a float) converted to integer type ``dst_c`` as NumPy's casts (and torch's
+    CPU kernels) do on x86, so a value C leaves undefined (NaN, inf, out of range) gives the
+    cpu backend's answer on every device: types of up to 32 bits through the 32-bit
+    conversion and their low bits, 64-bit ones through the 64-bit one; unsigned 32/64-bit
+    targets convert ``x - 2**31`` (``2**63``) and set the top bit from ``x`` upward."""
+    if dst_c == "ulong":
+        hi = _CVT64.format(v=f"({x} - 9223372036854775808.0f)")
+        return (f"({x} >= 9223372036854775808.0f ? ((ulong){hi} ^ 0x8000000000000000UL) : "
+                f"(ulong){_CVT64.format(v=x)})")
+    if dst_c == "long":
+        return _CVT64.format(v=x)
+    if dst_c == "uint":
+        hi = _CVT32.format(v=f"({x} - 2147483648.0f)")
+        return (f"({x} >= 2147483648.0f ? ((uint){hi} ^ 0x80000000u) : "
+                f"(uint){_CVT32.format(v=x)})")
+    return _CVT32.format(v=x)

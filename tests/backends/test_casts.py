@@ -86,10 +86,30 @@ def test_every_defined_cast_matches_numpy(device, src):
 
 @pytest.mark.parametrize("src", [n for n in NAMES if n[0] in "fc"])
 def test_nan_inf_and_out_of_range_floats_to_integers_match_numpy(device, src):
-    """NaN, inf and out-of-range floats into integers: undefined in C; NumPy gives x86's
-    answers (0x80..0 for 32/64-bit targets, then its low bits)."""
+    """NaN, inf and out-of-range floats into integers: undefined in C; every device gives
+    x86's answers as NumPy and torch do (0x80..0 for 32/64-bit targets, then its low bits;
+    uint32 converts ``x - 2**31`` from 2**31 up, see ``kernels/ops.cast_expr``)."""
     bad = _compare(device, src, defined=False)
     assert not bad, "\n".join(bad[:8])
+
+
+@pytest.mark.parametrize("src", ["float16", "float32", "float64"])
+def test_undefined_float_to_integer_casts_are_torchs_wherever_the_element_is(src):
+    """The cpu answers equal torch's for every target but uint32, where torch's and NumPy's
+    own answers depend on the element's place in the array (vector loop or scalar tail):
+    there every place gives the vector loop's answer."""
+    torch = pytest.importorskip("torch")
+    special = _special(np.dtype(src))
+    rng = np.random.default_rng(3)
+    for dst in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
+        for n in (1, 7, 8, 9, 33):
+            vals = rng.choice(special, n)
+            got = ot.tensor(vals).to(getattr(ot, dst)).numpy()
+            if dst != "uint32":
+                want = torch.from_numpy(vals).to(getattr(torch, dst)).numpy()
+                assert np.array_equal(got, want), (src, dst, vals.tolist(), got.tolist())
+            for k in range(n):  # one element alone: the same answer
+                assert got[k] == ot.tensor(vals[k:k + 1]).to(getattr(ot, dst)).numpy()[0]
 
 
 def test_float32_to_uint8_does_not_saturate(device):

@@ -681,3 +681,18 @@ def test_a_bool_tensor_is_an_index_but_not_an_int_argument(device, name, call):
     """``__index__`` of a one-element bool tensor is 0/1 (torch), but where torch wants an
     int (a dim, a size, narrow's start) a bool tensor stays refused."""
     _like_torch(lambda m, d: call(otorch if m is ot else m, d), device, same_message=False)
+
+
+EMPTY_INDEXING = [
+    ("0d_index_out_of_range", lambda m, d: m.zeros((2, 0, 4), device=d)[m.tensor(3, device=d)]),
+    ("1d_index_reads_nothing", lambda m, d: m.zeros((2, 0, 4), device=d)[m.tensor([3], device=d)]),
+    ("index_into_empty_dim", lambda m, d: m.zeros((0, 4), device=d)[m.tensor([3], device=d)]),
+    ("index_beside_empty_dim", lambda m, d: m.zeros((0, 4), device=d)[:, m.tensor([7], device=d)]),
+]
+
+
+@pytest.mark.parametrize("name,call", EMPTY_INDEXING, ids=[c[0] for c in EMPTY_INDEXING])
+def test_index_tensors_into_empty_tensors_are_checked_as_torch_checks(device, name, call):
+    """Seed 69: a 0-d index tensor is an int, checked even where the result is empty (a
+    1-D one reading nothing is not checked, unless its own dim is empty)."""
+    _like_torch(lambda m, d: call(otorch if m is ot else m, d), device, same_message=False)

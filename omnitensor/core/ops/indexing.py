@@ -79,12 +79,15 @@ def _basic_view(x: Tensor, basic: tuple) -> Tensor:
 def getitem(x: Tensor, key: Any) -> Tensor:
     try:
         return _getitem(x, key)
-    except IndexOutOfRangeError:
+    except IndexOutOfRangeError as error:
         if x.numel():
             raise
         # torch bounds-checks an index tensor only as it reads: an empty tensor whose
         # result is empty too reads nothing, so any index is fine there
-        out = _getitem(x, _zeroed_index_tensors(key))
+        try:
+            out = _getitem(x, _zeroed_index_tensors(key))
+        except IndexOutOfRangeError:
+            raise error from None  # (naming the user's index, not the zeroed one)
         if out.numel():
             raise
         return out
@@ -92,9 +95,10 @@ def getitem(x: Tensor, key: Any) -> Tensor:
 
 def _zeroed_index_tensors(key: Any) -> Any:
     """``key`` with its integer index tensors (and int lists) replaced by zeros of their
-    shape: the result's shape without the indices' bounds."""
+    shape: the result's shape without the indices' bounds. A 0-d index tensor stays: torch
+    reads it as an int, which is always checked."""
     if isinstance(key, Tensor):
-        return key if key._dtype.kind not in "iu" else \
+        return key if key._dtype.kind not in "iu" or not key.ndim else \
             zeros(key.shape, dtype=key.dtype, device=key.device)
     if isinstance(key, list):
         arr = np.asarray(key)

@@ -105,14 +105,23 @@ def _consumes(k: Any) -> int:
     return 0 if k is None or k is Ellipsis or isinstance(k, bool) else 1
 
 
+_PLAIN = (slice, int)
+
+
 def bool_scalars_as_indices(x: Tensor, key: Any) -> tuple[Tensor, tuple] | None:
     """torch's reading of the Python bools (and 0-d bool tensors) of a key: each is a new
     size-1 axis indexed by ``[0]`` (True) or ``[]`` (False), an advanced index that
     broadcasts with the key's others (``x[True, True]`` adds one axis, not two;
     ``x[[0, 1], True]`` keeps only the list's axis). Returns (``x`` with those axes, the
     key over it), or None where the plain reading (one True: a new axis) is the same."""
+    if key.__class__ in _PLAIN:  # the common keys (x[1:3], x[0]): nothing to convert
+        return None
     raw = key if isinstance(key, tuple) else (key,)
-    if not any(_is_bool_scalar(k) for k in raw):  # the common case: nothing converted
+    for k in raw:
+        if k.__class__ not in _PLAIN and k is not None and k is not Ellipsis and \
+                _is_bool_scalar(k):
+            break
+    else:  # no bool: nothing converted
         return None
     items = [_key_item(x, k) for k in raw]
     flags = [k for k in items if isinstance(k, bool)]
@@ -141,7 +150,7 @@ def normalize_key(x: Tensor, key: Any) -> _Key:
     if not isinstance(key, tuple):
         key = (key,)
     items = _fill_ellipsis(x, [_key_item(x, k) for k in key])
-    unread = _reads_nothing(items)
+    unread = None  # whether the index tensors read nothing: asked at the first one
     # second pass: bounds, slices, masks
     entries: list = []
     empty_axes: list = []
@@ -186,7 +195,8 @@ def normalize_key(x: Tensor, key: Any) -> _Key:
             else:
                 if x._device.backend.checks_index_bounds:
                     entries.append(k)  # the backend raises IndexError itself, cheaply
-                elif unread:  # nothing is read, so torch checks no bounds
+                elif unread or unread is None and (unread := _reads_nothing(items)):
+                    # nothing is read, so torch checks no bounds
                     entries.append(k if k._dtype is _dt.int64 else k.to(_dt.int64))
                 else:
                     entries.append(_checked_indices(k, x.shape[axis], axis))

@@ -11,8 +11,7 @@ namespace decides:
   omnitensor, with torch's meaning and torch's parameter names where they differ.
 
 Both faces run the same kernels, dtype rules and backward formulas: the functions here only
-bind torch's calling conventions to core's implementations (the functions torch gives
-``out=`` are omnitensor's wrapped once to take it: ``torch_face_out.py``). Everything else is omnitensor's
+bind torch's calling conventions to core's implementations. Everything else is omnitensor's
 own object (``torch.Tensor is omnitensor.Tensor``, ``torch.nn is omnitensor.nn``), so module
 state (seeds, default device, grad mode) is shared however it is reached.
 """
@@ -49,14 +48,14 @@ def _dim(dim: _Any, axis: _Any) -> _Any:
 
 # ----------------------------------------------------------- sorting and extrema
 def sort(input: _Tensor, dim: int = -1, descending: _b.bool = False, *,  # noqa: A002
-         stable: _b.bool = False, axis: _Any = _UNSET) -> _Any:
+         stable: _b.bool = False, axis: _Any = _UNSET, out: _Any = None) -> _Any:
     """torch's ``sort``: ``(values, indices)`` along ``dim``."""
     d = -1 if axis is _UNSET else axis
     return _sorting.sort_torch(input, d if dim == -1 else dim, descending, _b.bool(stable))
 
 
 def max(input: _Tensor, dim: _Any = _UNSET, keepdim: bool = False, *,  # noqa: A001,A002
-        axis: _Any = _UNSET, keepdims: _Any = _UNSET) -> _Any:
+        axis: _Any = _UNSET, keepdims: _Any = _UNSET, out: _Any = None) -> _Any:
     """torch's ``max``: the maximum (``max(x)``), ``(values, indices)`` along ``dim``, or
     the elementwise maximum of two tensors (``max(a, b)``)."""
     d = _dim(dim, axis)
@@ -69,7 +68,7 @@ def max(input: _Tensor, dim: _Any = _UNSET, keepdim: bool = False, *,  # noqa: A
 
 
 def min(input: _Tensor, dim: _Any = _UNSET, keepdim: bool = False, *,  # noqa: A001,A002
-        axis: _Any = _UNSET, keepdims: _Any = _UNSET) -> _Any:
+        axis: _Any = _UNSET, keepdims: _Any = _UNSET, out: _Any = None) -> _Any:
     """torch's ``min`` (see :func:`max`)."""
     d = _dim(dim, axis)
     keep = keepdim if keepdims is _UNSET else keepdims
@@ -93,7 +92,7 @@ def _correction(dim: _Any, unbiased: _Any, correction: _Any) -> tuple[_Any, _Any
 
 def var(input: _Tensor, dim: _Any = None, unbiased: _Any = None,  # noqa: A002
         keepdim: bool = False, *, correction: _Any = None, axis: _Any = _UNSET,
-        keepdims: _Any = _UNSET) -> _Tensor:
+        keepdims: _Any = _UNSET, out: _Any = None) -> _Tensor:
     """torch's ``var`` (correction 1 unless ``unbiased=False`` or ``correction=``)."""
     d, c = _correction(_dim(dim, axis), unbiased, correction)
     keep = keepdim if keepdims is _UNSET else keepdims
@@ -102,7 +101,7 @@ def var(input: _Tensor, dim: _Any = None, unbiased: _Any = None,  # noqa: A002
 
 def std(input: _Tensor, dim: _Any = None, unbiased: _Any = None,  # noqa: A002
         keepdim: bool = False, *, correction: _Any = None, axis: _Any = _UNSET,
-        keepdims: _Any = _UNSET) -> _Tensor:
+        keepdims: _Any = _UNSET, out: _Any = None) -> _Tensor:
     """torch's ``std`` (the correction rule of :func:`var`)."""
     d, c = _correction(_dim(dim, axis), unbiased, correction)
     keep = keepdim if keepdims is _UNSET else keepdims
@@ -149,7 +148,7 @@ def cat(tensors: _Any, dim: _Any = 0, *, axis: _Any = _UNSET) -> _Tensor:
 concat = concatenate = cat
 
 
-def nonzero(input: _Tensor, *, as_tuple: bool = False) -> _Any:  # noqa: A002
+def nonzero(input: _Tensor, *, as_tuple: bool = False, out: _Any = None) -> _Any:  # noqa: A002
     """torch's ``nonzero``: an (N, ndim) int64 tensor, or a tuple with ``as_tuple=True``."""
     return _gather.nonzero_torch(input, as_tuple=as_tuple)
 
@@ -181,7 +180,7 @@ def count_nonzero(input: _Tensor, dim: _Any = None) -> _Tensor:  # noqa: A002
 
 def linspace(start: _Any, end: _Any, steps: int, *, dtype: _Any = None,
              device: _Any = None, requires_grad: bool = False, layout: _Any = None,
-             pin_memory: bool = False) -> _Tensor:
+             pin_memory: bool = False, out: _Any = None) -> _Tensor:
     """torch's ``linspace(start, end, steps)``."""
     return _creation.linspace(_scalar(start), _scalar(end), steps, dtype=dtype,
                               device=device, requires_grad=requires_grad)
@@ -350,11 +349,10 @@ def __getattr__(name: str) -> _Any:
     if name == "torch":  # torch.torch is torch
         return sys.modules[__name__]
     from .aten import torch_attribute  # torch._chunk_cat, torch.segment_reduce: ATen's ops
-    from .torch_face_out import lazy_with_out
     packet = torch_attribute(name)
     if packet is not None:
-        globals()[name] = lazy_with_out("torch", name, packet)
-        return globals()[name]
+        globals()[name] = packet
+        return packet
     try:
         value = getattr(_ot, name)
     except AttributeError:
@@ -364,7 +362,6 @@ def __getattr__(name: str) -> _Any:
             raise AttributeError(f"module 'torch' (omnitensor's torch face) has no "
                                  f"attribute {name!r}") from None
         value = importlib.import_module(f"omnitensor.{name}")
-    value = lazy_with_out("torch", name, value)
     globals()[name] = value
     return value
 
@@ -396,16 +393,6 @@ def _bind_more() -> None:
 
 
 _bind_more()
-
-
-def _bind_out() -> None:
-    """torch's ``out=`` wherever torch has it (omnitensor/torch_face_out.py, from torch's
-    own schemas): last, so it wraps the functions the face finally holds."""
-    from .torch_face_out import bind_out
-    bind_out(globals(), "torch")
-
-
-_bind_out()
 
 
 class _Symbolic:

@@ -16,7 +16,6 @@ from .core.ops.linalg import solve_with_rule as _solve_with_rule
 from .core.ops.out_arg import write_out as _write_out
 from .core.tensor import Tensor as _Tensor
 from .errors import ShapeError as _ShapeError
-from .torch_face_out import bind_out as _bind_out_of
 
 __all__ = list(_linalg.__all__)
 
@@ -48,4 +47,3 @@ def _bind() -> None:
 
 
 _bind()
-_bind_out_of(globals(), "torch.linalg")  # torch's out= on every function that has it

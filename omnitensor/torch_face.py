@@ -51,7 +51,8 @@ def sort(input: _Tensor, dim: int = -1, descending: _b.bool = False, *,  # noqa:
          stable: _b.bool = False, axis: _Any = _UNSET, out: _Any = None) -> _Any:
     """torch's ``sort``: ``(values, indices)`` along ``dim``."""
     d = -1 if axis is _UNSET else axis
-    return _sorting.sort_torch(input, d if dim == -1 else dim, descending, _b.bool(stable))
+    return _write_out("sort", _sorting.sort_torch(input, d if dim == -1 else dim, descending,
+                                                  _b.bool(stable)), out)
 
 
 def max(input: _Tensor, dim: _Any = _UNSET, keepdim: bool = False, *,  # noqa: A001,A002
@@ -61,10 +62,10 @@ def max(input: _Tensor, dim: _Any = _UNSET, keepdim: bool = False, *,  # noqa: A
     d = _dim(dim, axis)
     keep = keepdim if keepdims is _UNSET else keepdims
     if isinstance(d, _Tensor):
-        return _ot.maximum(input, d)
+        return _write_out("max", _ot.maximum(input, d), out)
     if d is _UNSET:
-        return _reduction.amax(input)
-    return _reduction.max(input, _no_none_dim(d, "max"), keep)
+        return _write_out("max", _reduction.amax(input), out)
+    return _write_out("max", _reduction.max(input, _no_none_dim(d, "max"), keep), out)
 
 
 def min(input: _Tensor, dim: _Any = _UNSET, keepdim: bool = False, *,  # noqa: A001,A002
@@ -73,10 +74,10 @@ def min(input: _Tensor, dim: _Any = _UNSET, keepdim: bool = False, *,  # noqa: A
     d = _dim(dim, axis)
     keep = keepdim if keepdims is _UNSET else keepdims
     if isinstance(d, _Tensor):
-        return _ot.minimum(input, d)
+        return _write_out("min", _ot.minimum(input, d), out)
     if d is _UNSET:
-        return _reduction.amin(input)
-    return _reduction.min(input, _no_none_dim(d, "min"), keep)
+        return _write_out("min", _reduction.amin(input), out)
+    return _write_out("min", _reduction.min(input, _no_none_dim(d, "min"), keep), out)
 
 
 # ------------------------------------------------------------------ var and std
@@ -96,7 +97,7 @@ def var(input: _Tensor, dim: _Any = None, unbiased: _Any = None,  # noqa: A002
     """torch's ``var`` (correction 1 unless ``unbiased=False`` or ``correction=``)."""
     d, c = _correction(_dim(dim, axis), unbiased, correction)
     keep = keepdim if keepdims is _UNSET else keepdims
-    return _reduction.var(input, axis=d, keepdims=keep, correction=c)
+    return _write_out("var", _reduction.var(input, axis=d, keepdims=keep, correction=c), out)
 
 
 def std(input: _Tensor, dim: _Any = None, unbiased: _Any = None,  # noqa: A002
@@ -105,7 +106,7 @@ def std(input: _Tensor, dim: _Any = None, unbiased: _Any = None,  # noqa: A002
     """torch's ``std`` (the correction rule of :func:`var`)."""
     d, c = _correction(_dim(dim, axis), unbiased, correction)
     keep = keepdim if keepdims is _UNSET else keepdims
-    return _reduction.std(input, axis=d, keepdims=keep, correction=c)
+    return _write_out("std", _reduction.std(input, axis=d, keepdims=keep, correction=c), out)
 
 
 def var_mean(input: _Tensor, dim: _Any = None, unbiased: _Any = None,  # noqa: A002
@@ -150,7 +151,7 @@ concat = concatenate = cat
 
 def nonzero(input: _Tensor, *, as_tuple: bool = False, out: _Any = None) -> _Any:  # noqa: A002
     """torch's ``nonzero``: an (N, ndim) int64 tensor, or a tuple with ``as_tuple=True``."""
-    return _gather.nonzero_torch(input, as_tuple=as_tuple)
+    return _write_out("nonzero", _gather.nonzero_torch(input, as_tuple=as_tuple), out)
 
 
 def meshgrid(*tensors: _Any, indexing: str | None = None) -> tuple[_Tensor, ...]:
@@ -182,8 +183,9 @@ def linspace(start: _Any, end: _Any, steps: int, *, dtype: _Any = None,
              device: _Any = None, requires_grad: bool = False, layout: _Any = None,
              pin_memory: bool = False, out: _Any = None) -> _Tensor:
     """torch's ``linspace(start, end, steps)``."""
-    return _creation.linspace(_scalar(start), _scalar(end), steps, dtype=dtype,
-                              device=device, requires_grad=requires_grad)
+    return _write_out("linspace", _creation.linspace(
+        _scalar(start), _scalar(end), steps, dtype=dtype, device=device,
+        requires_grad=requires_grad), out)
 
 
 def _scalar(v: _Any) -> _Any:
